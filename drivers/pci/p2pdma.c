@@ -1,0 +1,1260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PCI peer-to-peer DMA (P2PDMA)
+ *
+ * A provider hands part of a memory BAR to the kernel as P2P memory: the
+ * range gets ZONE_DEVICE struct pages of type MEMORY_DEVICE_PCI_P2PDMA and
+ * goes into a genalloc pool from which orchestrators and userspace allocate.
+ * Clients map that memory with the ordinary DMA API; dma-direct and
+ * dma-iommu ask pci_p2pdma_map_segment() how each client reaches it.
+ *
+ * How a client reaches a provider (the "route") follows the PCIe Base
+ * Specification r6.0:
+ *  - Below a common upstream bridge, a switch or root port forwards a
+ *    peer request by address without involving the host (sec 1.3.3), so
+ *    the client is programmed with the PCI bus address of the BAR.
+ *  - ACS P2P Request Redirect, Completion Redirect or Egress Control on a
+ *    bridge on that path (sec 6.12.1.1, ACS Control register sec 7.7.8.3)
+ *    sends the traffic up to the root complex instead.
+ *  - Forwarding between root ports, or between host bridges, is optional
+ *    for a root complex (sec 1.3.1), so a path through the host bridge is
+ *    used only where the host bridge is known to do it, with a normal DMA
+ *    mapping (CPU physical address or IOVA).
+ *
+ * Lifetime: everything a provider registers is device-managed. Each
+ * allocation, and each page mapped to userspace, holds a reference on the
+ * dev_pagemap of its range, so unbinding the provider first revokes the
+ * userspace mappings and then waits until every user has let go.
+ */
+
+#define pr_fmt(fmt) "pci-p2pdma: " fmt
+
+#include <linux/bitfield.h>
+#include <linux/ctype.h>
+#include <linux/debugfs.h>
+#include <linux/dma-map-ops.h>
+#include <linux/genalloc.h>
+#include <linux/memremap.h>
+#include <linux/mm.h>
+#include <linux/pci-p2pdma.h>
+#include <linux/percpu-refcount.h>
+#include <linux/random.h>
+#include <linux/rcupdate.h>
+#include <linux/scatterlist.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+#include <linux/xarray.h>
+
+#include "pci.h"
+
+/* Per-provider state, reached through pdev->p2pdma under RCU. */
+struct pci_p2pdma {
+	struct gen_pool *pool;	/* free P2P memory; chunk owner = pgmap ref */
+	struct xarray routes;	/* client key -> packed route verdict */
+	bool published;		/* offered to orchestrators and nvmet */
+	bool closing;		/* unbind started: hand out nothing more */
+	bool sysfs_added;	/* the p2pmem attribute group exists */
+};
+
+/* One range of a BAR registered with pci_p2pdma_add_resource(). */
+struct p2p_region {
+	struct dev_pagemap pgmap;
+	struct pci_dev *provider;
+	u64 bus_offset;		/* PCI bus address minus CPU physical address */
+};
+
+static inline struct p2p_region *to_p2p_region(struct dev_pagemap *pgmap)
+{
+	return container_of(pgmap, struct p2p_region, pgmap);
+}
+
+/* Why a client cannot use a provider's memory; P2P_REACHABLE if it can. */
+enum p2p_refusal {
+	P2P_REACHABLE,
+	P2P_NOT_PCI,			/* the client is not a PCI function */
+	P2P_HOST_BRIDGE_UNKNOWN,	/* host bridge not known to route P2P */
+	P2P_HOST_BRIDGES_DIFFER,	/* host bridge routes P2P only within itself */
+};
+
+struct p2p_route {
+	enum pci_p2pdma_map_type map;
+	unsigned int distance;
+	enum p2p_refusal why;
+	struct pci_dev *acs_bridge;	/* redirecting bridge; not referenced */
+	struct pci_host_bridge *host_bridge;	/* the one refusing, if any */
+};
+
+/* A route verdict packed into an xarray value entry. */
+#define P2P_PACK_MAP		GENMASK(1, 0)
+#define P2P_PACK_WHY		GENMASK(4, 2)
+#define P2P_PACK_DIST_SHIFT	5
+
+/*
+ * Extra distance for each host bridge a route goes through, so that every
+ * direct route is preferred over every route through the root complex.
+ */
+#define P2P_HOST_BRIDGE_COST	1024
+
+/* ------------------------------------------------------------------ */
+/* Route: how a client reaches a provider, and how far it is           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Host bridges known to forward peer-to-peer requests between their root
+ * ports. Some forward only between root ports of the same host bridge.
+ */
+static const struct {
+	u16 vendor;
+	u16 device;
+	bool same_host_bridge_only;
+} p2p_routing_host_bridges[] = {
+	/* Intel Xeon E5 v1/v2 and Core i7 (Sandy Bridge-EP, Ivy Bridge-EP) */
+	{ PCI_VENDOR_ID_INTEL, 0x3c00, true },
+	/* Intel Xeon E5 v3 and E7 v3 (Haswell-EP) */
+	{ PCI_VENDOR_ID_INTEL, 0x2f00, true },
+	/* Intel Xeon Scalable (Skylake-SP) */
+	{ PCI_VENDOR_ID_INTEL, 0x2020, false },
+	{ PCI_VENDOR_ID_INTEL, 0x2030, false },
+	{ PCI_VENDOR_ID_INTEL, 0x2031, false },
+	{ PCI_VENDOR_ID_INTEL, 0x2032, false },
+	{ PCI_VENDOR_ID_INTEL, 0x2033, false },
+	/* Intel Xeon Scalable (Ice Lake-SP) */
+	{ PCI_VENDOR_ID_INTEL, 0x09a2, false },
+};
+
+/*
+ * AMD Zen (family 17h) and later route P2P between all their root ports
+ * and host bridges, whatever the host bridge device IDs say.
+ */
+static bool p2p_cpu_routes_p2p(void)
+{
+#ifdef CONFIG_X86
+	return boot_cpu_data.x86_vendor == X86_VENDOR_AMD &&
+	       boot_cpu_data.x86 >= 0x17;
+#else
+	return false;
+#endif
+}
+
+/*
+ * Look up the function at devfn 0 of the host bridge's root bus, which
+ * identifies the root complex. Returns the table index, or -1.
+ * Does not sleep: dma_map_sg() may reach it in atomic context.
+ */
+static int p2p_known_host_bridge(struct pci_host_bridge *hb)
+{
+	struct pci_dev *dev;
+	int i, found = -1;
+
+	dev = pci_get_domain_bus_and_slot(pci_domain_nr(hb->bus),
+					  hb->bus->number, PCI_DEVFN(0, 0));
+	if (!dev)
+		return -1;
+	if ((dev->class >> 8) == PCI_CLASS_BRIDGE_HOST) {
+		for (i = 0; i < ARRAY_SIZE(p2p_routing_host_bridges); i++) {
+			if (dev->vendor == p2p_routing_host_bridges[i].vendor &&
+			    dev->device == p2p_routing_host_bridges[i].device) {
+				found = i;
+				break;
+			}
+		}
+	}
+	pci_dev_put(dev);
+	return found;
+}
+
+/* Decide whether traffic may go up through host bridges @a and @b. */
+static enum p2p_refusal p2p_host_bridge_verdict(struct pci_host_bridge *a,
+						struct pci_host_bridge *b,
+						struct pci_host_bridge **who)
+{
+	int ia, ib;
+
+	if (p2p_cpu_routes_p2p())
+		return P2P_REACHABLE;
+
+	ia = p2p_known_host_bridge(a);
+	ib = a == b ? ia : p2p_known_host_bridge(b);
+	if (ia < 0 || ib < 0) {
+		*who = ia < 0 ? a : b;
+		return P2P_HOST_BRIDGE_UNKNOWN;
+	}
+	if (a != b && (p2p_routing_host_bridges[ia].same_host_bridge_only ||
+		       p2p_routing_host_bridges[ib].same_host_bridge_only)) {
+		*who = p2p_routing_host_bridges[ia].same_host_bridge_only ? a : b;
+		return P2P_HOST_BRIDGES_DIFFER;
+	}
+	return P2P_REACHABLE;
+}
+
+/* Does @bridge redirect or block peer requests (ACS, PCIe r6.0 6.12)? */
+static bool p2p_bridge_redirects(struct pci_dev *bridge)
+{
+	u16 ctrl;
+
+	if (!bridge->acs_cap)
+		return false;
+	pci_read_config_word(bridge, bridge->acs_cap + PCI_ACS_CTRL, &ctrl);
+	return ctrl & (PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC);
+}
+
+/*
+ * Walk the bridges from @dev (exclusive) up to @common (inclusive) and
+ * return the first that redirects peer traffic, or NULL.
+ */
+static struct pci_dev *p2p_redirect_on_path(struct pci_dev *dev,
+					    struct pci_dev *common)
+{
+	struct pci_dev *bridge = dev;
+
+	while (bridge != common) {
+		bridge = pci_upstream_bridge(bridge);
+		if (!bridge)
+			break;
+		if (p2p_bridge_redirects(bridge))
+			return bridge;
+	}
+	return NULL;
+}
+
+/* Number of bridges between @dev and its root bus. */
+static unsigned int p2p_depth(struct pci_dev *dev)
+{
+	unsigned int depth = 0;
+
+	while ((dev = pci_upstream_bridge(dev)))
+		depth++;
+	return depth;
+}
+
+/*
+ * Work out the route between two PCI functions from scratch.
+ *
+ * Distance counts links crossed: up from the provider to the lowest common
+ * upstream bridge and down to the client. A route through the root complex
+ * climbs all the way from both ends (one more link each, into the host
+ * bridge) and adds P2P_HOST_BRIDGE_COST for each host bridge it uses.
+ */
+static void p2p_route_compute(struct pci_dev *provider, struct pci_dev *client,
+			      struct p2p_route *r)
+{
+	unsigned int depth_p = p2p_depth(provider), depth_c = p2p_depth(client);
+	unsigned int up_p = 0, up_c = 0, dp = depth_p, dc = depth_c;
+	struct pci_host_bridge *hb_p, *hb_c;
+	struct pci_dev *a = provider, *b = client;
+
+	memset(r, 0, sizeof(*r));
+
+	/* Lowest common ancestor: level the two walks, then climb together. */
+	for (; dp > dc; dp--, up_p++)
+		a = pci_upstream_bridge(a);
+	for (; dc > dp; dc--, up_c++)
+		b = pci_upstream_bridge(b);
+	while (a != b) {
+		a = pci_upstream_bridge(a);
+		b = pci_upstream_bridge(b);
+		up_p++;
+		up_c++;
+	}
+
+	if (a) {
+		r->acs_bridge = p2p_redirect_on_path(provider, a);
+		if (!r->acs_bridge)
+			r->acs_bridge = p2p_redirect_on_path(client, a);
+		if (!r->acs_bridge) {
+			r->map = PCI_P2PDMA_MAP_BUS_ADDR;
+			r->distance = up_p + up_c;
+			return;
+		}
+	}
+
+	hb_p = pci_find_host_bridge(provider->bus);
+	hb_c = pci_find_host_bridge(client->bus);
+	r->distance = depth_p + depth_c + 2 +
+		      (hb_p == hb_c ? 1 : 2) * P2P_HOST_BRIDGE_COST;
+	r->why = p2p_host_bridge_verdict(hb_p, hb_c, &r->host_bridge);
+	r->map = r->why == P2P_REACHABLE ? PCI_P2PDMA_MAP_THRU_HOST_BRIDGE :
+					   PCI_P2PDMA_MAP_NOT_SUPPORTED;
+}
+
+static unsigned long p2p_client_key(struct pci_dev *client)
+{
+	return ((unsigned long)pci_domain_nr(client->bus) << 16) |
+	       pci_dev_id(client);
+}
+
+/*
+ * The route from @provider to @client, from the provider's cache when it
+ * has one. Safe in atomic context: nothing here sleeps.
+ */
+static void p2p_route_lookup(struct pci_dev *provider, struct device *client,
+			     struct p2p_route *r)
+{
+	struct pci_dev *cdev;
+	struct pci_p2pdma *p2p;
+	unsigned long key, flags;
+	void *entry = NULL;
+
+	if (!dev_is_pci(client)) {
+		memset(r, 0, sizeof(*r));
+		r->map = PCI_P2PDMA_MAP_NOT_SUPPORTED;
+		r->why = P2P_NOT_PCI;
+		return;
+	}
+	cdev = to_pci_dev(client);
+	key = p2p_client_key(cdev);
+
+	rcu_read_lock();
+	p2p = rcu_dereference(provider->p2pdma);
+	if (p2p)
+		entry = xa_load(&p2p->routes, key);
+	if (xa_is_value(entry)) {
+		unsigned long v = xa_to_value(entry);
+
+		memset(r, 0, sizeof(*r));
+		r->map = FIELD_GET(P2P_PACK_MAP, v);
+		r->why = FIELD_GET(P2P_PACK_WHY, v);
+		r->distance = v >> P2P_PACK_DIST_SHIFT;
+		rcu_read_unlock();
+		return;
+	}
+
+	p2p_route_compute(provider, cdev, r);
+	if (p2p) {
+		unsigned long v = FIELD_PREP(P2P_PACK_MAP, r->map) |
+				  FIELD_PREP(P2P_PACK_WHY, r->why) |
+				  ((unsigned long)r->distance << P2P_PACK_DIST_SHIFT);
+
+		/* Best effort: a verdict that fails to cache is recomputed. */
+		xa_lock_irqsave(&p2p->routes, flags);
+		__xa_store(&p2p->routes, key, xa_mk_value(v),
+			   GFP_ATOMIC | __GFP_NOWARN);
+		xa_unlock_irqrestore(&p2p->routes, flags);
+	}
+	rcu_read_unlock();
+}
+
+static const char *p2p_map_type_name(enum pci_p2pdma_map_type map)
+{
+	switch (map) {
+	case PCI_P2PDMA_MAP_BUS_ADDR:
+		return "bus-address";
+	case PCI_P2PDMA_MAP_THRU_HOST_BRIDGE:
+		return "through-host-bridge";
+	case PCI_P2PDMA_MAP_NOT_SUPPORTED:
+		return "refused";
+	default:
+		return "unknown";
+	}
+}
+
+/* Describe a refused route in @buf; recomputes it to name the bridges. */
+static void p2p_route_reason(struct pci_dev *provider, struct device *client,
+			     char *buf, size_t len)
+{
+	struct p2p_route r;
+	int n = 0;
+
+	if (!dev_is_pci(client)) {
+		scnprintf(buf, len, "%s is not a PCI device", dev_name(client));
+		return;
+	}
+	p2p_route_compute(provider, to_pci_dev(client), &r);
+	if (r.acs_bridge)
+		n = scnprintf(buf, len, "ACS redirect on %s forces the host bridge path; ",
+			      pci_name(r.acs_bridge));
+	switch (r.why) {
+	case P2P_HOST_BRIDGE_UNKNOWN:
+		scnprintf(buf + n, len - n, "host bridge %s is not known to route P2P",
+			  dev_name(&r.host_bridge->dev));
+		break;
+	case P2P_HOST_BRIDGES_DIFFER:
+		scnprintf(buf + n, len - n, "host bridge %s routes P2P only within itself",
+			  dev_name(&r.host_bridge->dev));
+		break;
+	default:
+		scnprintf(buf + n, len - n, "no route");
+		break;
+	}
+}
+
+static void p2p_log_refusal(struct pci_dev *provider, struct device *client)
+{
+	char why[160];
+
+	p2p_route_reason(provider, client, why, sizeof(why));
+	pci_warn(provider, "P2PDMA to/from client %s refused: %s\n",
+		 dev_name(client), why);
+}
+
+/**
+ * pci_p2pdma_distance_many() - how far a set of clients is from a provider
+ * @provider: PCI device whose BAR memory would be used; it need not have
+ *	registered any P2P memory
+ * @clients: devices that would DMA to or from that memory
+ * @num_clients: number of entries in @clients
+ * @verbose: log one line per refused client, naming both devices and the
+ *	reason (the ACS-redirecting bridge or the host bridge that refuses)
+ *
+ * A client reaches the provider directly, using PCI bus addresses, when
+ * both sit below a common upstream bridge and no bridge on the path has
+ * ACS P2P Request Redirect, Completion Redirect or Egress Control enabled
+ * (PCIe r6.0 sec 6.12). Otherwise the traffic has to go through the root
+ * complex, which is allowed only where the host bridge is known to route
+ * peer-to-peer requests (PCIe r6.0 sec 1.3.1 makes it optional). Verdicts
+ * are cached per provider/client pair.
+ *
+ * Context: any; does not sleep.
+ *
+ * Return: the sum over all clients of the number of links between the
+ * provider and the client (0 when the client is the provider itself; a
+ * route through the root complex adds 1024 per host bridge it uses), or
+ * -1 if any client cannot reach the provider (including a client that is
+ * not a PCI device). An empty set of clients returns 0.
+ */
+int pci_p2pdma_distance_many(struct pci_dev *provider, struct device **clients,
+			     int num_clients, bool verbose)
+{
+	struct p2p_route r;
+	bool refused = false;
+	int i, total = 0;
+
+	for (i = 0; i < num_clients; i++) {
+		p2p_route_lookup(provider, clients[i], &r);
+		if (r.map == PCI_P2PDMA_MAP_NOT_SUPPORTED) {
+			refused = true;
+			if (!verbose)
+				break;
+			p2p_log_refusal(provider, clients[i]);
+			continue;
+		}
+		total += r.distance;
+	}
+	return refused ? -1 : total;
+}
+EXPORT_SYMBOL_GPL(pci_p2pdma_distance_many);
+
+/* ------------------------------------------------------------------ */
+/* Provider registration and lifetime                                   */
+/* ------------------------------------------------------------------ */
+
+static const struct attribute_group p2pmem_group;
+
+/*
+ * First devres action of an unbind (registered after each range, so it
+ * runs before any range is unmapped): stop handing out memory, and revoke
+ * userspace mappings by removing the sysfs group, which makes kernfs unmap
+ * every mmap of "allocate". In-kernel users are then waited for by
+ * memunmap_pages() through the pgmap references they hold.
+ */
+static void p2p_provider_close(void *data)
+{
+	struct pci_dev *pdev = data;
+	struct pci_p2pdma *p2p = rcu_dereference_protected(pdev->p2pdma, 1);
+
+	if (p2p->closing)
+		return;
+	WRITE_ONCE(p2p->published, false);
+	WRITE_ONCE(p2p->closing, true);
+	/* Allocators that saw closing == false have left their RCU section. */
+	synchronize_rcu();
+	if (p2p->sysfs_added) {
+		sysfs_remove_group(&pdev->dev.kobj, &p2pmem_group);
+		p2p->sysfs_added = false;
+	}
+}
+
+/* Last devres action of a provider: nothing refers to its state now. */
+static void p2p_provider_release(void *data)
+{
+	struct pci_dev *pdev = data;
+	struct pci_p2pdma *p2p = rcu_dereference_protected(pdev->p2pdma, 1);
+
+	p2p_provider_close(pdev);	/* in case no range was ever added */
+	RCU_INIT_POINTER(pdev->p2pdma, NULL);
+	synchronize_rcu();
+	xa_destroy(&p2p->routes);
+	/* The pool and p2p itself are device-managed and go next. */
+}
+
+static DEFINE_MUTEX(p2p_setup_lock);
+
+static struct pci_p2pdma *p2p_provider_setup(struct pci_dev *pdev)
+{
+	struct pci_p2pdma *p2p;
+	int ret;
+
+	lockdep_assert_held(&p2p_setup_lock);
+
+	p2p = rcu_dereference_protected(pdev->p2pdma,
+					lockdep_is_held(&p2p_setup_lock));
+	if (p2p)
+		return p2p;
+
+	p2p = devm_kzalloc(&pdev->dev, sizeof(*p2p), GFP_KERNEL);
+	if (!p2p)
+		return ERR_PTR(-ENOMEM);
+	xa_init_flags(&p2p->routes, XA_FLAGS_LOCK_IRQ);
+	p2p->pool = devm_gen_pool_create(&pdev->dev, PAGE_SHIFT,
+					 dev_to_node(&pdev->dev), NULL);
+	if (IS_ERR(p2p->pool))
+		return ERR_CAST(p2p->pool);
+
+	rcu_assign_pointer(pdev->p2pdma, p2p);
+	ret = devm_add_action_or_reset(&pdev->dev, p2p_provider_release, pdev);
+	if (ret)
+		return ERR_PTR(ret);
+
+	ret = sysfs_create_group(&pdev->dev.kobj, &p2pmem_group);
+	if (ret)
+		pci_warn(pdev, "P2PDMA: no p2pmem sysfs files (%d)\n", ret);
+	else
+		p2p->sysfs_added = true;
+	return p2p;
+}
+
+/* pgmap callback: the last reference to a page mapped to userspace went. */
+static void p2p_page_free(struct page *page)
+{
+	struct p2p_region *region = to_p2p_region(page->pgmap);
+	struct pci_p2pdma *p2p;
+	struct percpu_ref *ref;
+
+	/* The provider state outlives every page: see p2p_provider_close(). */
+	p2p = rcu_dereference_protected(region->provider->p2pdma, 1);
+	gen_pool_free_owner(p2p->pool, (unsigned long)page_to_virt(page),
+			    PAGE_SIZE, (void **)&ref);
+	percpu_ref_put(ref);
+}
+
+static const struct dev_pagemap_ops p2p_pgmap_ops = {
+	.page_free = p2p_page_free,
+};
+
+struct p2p_span {
+	u64 first, last;
+	bool overlaps;
+};
+
+static void p2p_chunk_overlaps(struct gen_pool *pool,
+			       struct gen_pool_chunk *chunk, void *data)
+{
+	struct p2p_span *s = data;
+	u64 last = chunk->phys_addr + (chunk->end_addr - chunk->start_addr);
+
+	if (chunk->phys_addr <= s->last && s->first <= last)
+		s->overlaps = true;
+}
+
+/**
+ * pci_p2pdma_add_resource() - register part of a BAR as P2P memory
+ * @pdev: the provider
+ * @bar: memory BAR index (0 to 5)
+ * @size: bytes to register, or 0 for everything from @offset to the end
+ *	of the BAR
+ * @offset: byte offset of the range within the BAR
+ *
+ * Creates ZONE_DEVICE pages (MEMORY_DEVICE_PCI_P2PDMA) for the range and
+ * adds it to the provider's pool, where pci_alloc_p2pmem() and the sysfs
+ * "allocate" file find it. The first call also creates the p2pmem sysfs
+ * group (Documentation/ABI/testing/sysfs-bus-pci). A device may register
+ * several ranges. The memory is not offered to other drivers until the
+ * provider calls pci_p2pmem_publish().
+ *
+ * Start and size must be multiples of memremap_compat_align() (2 MiB on
+ * x86_64), the granularity of ZONE_DEVICE memory.
+ *
+ * Everything is device-managed: when the driver unbinds, userspace
+ * mappings are revoked (later accesses get SIGBUS), the unbind waits for
+ * in-kernel allocations to be freed, and the pages are removed.
+ *
+ * Context: process context, may sleep; call from the provider's probe.
+ *
+ * Return: 0 on success; -EINVAL if @bar is not a memory BAR, the range
+ * does not fit in the BAR, or it is misaligned (each with a dmesg line);
+ * -EBUSY if the range overlaps one already registered; -ENOMEM, or an
+ * error from devm_memremap_pages().
+ */
+int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar, size_t size,
+			    u64 offset)
+{
+	resource_size_t bar_len, start;
+	unsigned long align = memremap_compat_align();
+	struct p2p_region *region;
+	struct pci_p2pdma *p2p;
+	struct p2p_span span;
+	void *addr;
+	int ret;
+
+	if (bar < 0 || bar >= PCI_STD_NUM_BARS ||
+	    !(pci_resource_flags(pdev, bar) & IORESOURCE_MEM)) {
+		pci_info(pdev, "P2PDMA: BAR %d is not a memory BAR\n", bar);
+		return -EINVAL;
+	}
+	bar_len = pci_resource_len(pdev, bar);
+	if (offset >= bar_len || size > bar_len - offset) {
+		pci_info(pdev, "P2PDMA: %#zx bytes at offset %#llx do not fit in BAR %d (%pa bytes)\n",
+			 size, offset, bar, &bar_len);
+		return -EINVAL;
+	}
+	if (!size)
+		size = bar_len - offset;
+	start = pci_resource_start(pdev, bar) + offset;
+	if (!IS_ALIGNED(start, align) || !IS_ALIGNED(size, align)) {
+		pci_info(pdev, "P2PDMA: BAR %d range %pa+%#zx is not aligned to %#lx\n",
+			 bar, &start, size, align);
+		return -EINVAL;
+	}
+
+	mutex_lock(&p2p_setup_lock);
+	p2p = p2p_provider_setup(pdev);
+	if (IS_ERR(p2p)) {
+		ret = PTR_ERR(p2p);
+		goto out_unlock;
+	}
+
+	span.first = pci_bus_address(pdev, bar) + offset;
+	span.last = span.first + size - 1;
+	span.overlaps = false;
+	gen_pool_for_each_chunk(p2p->pool, p2p_chunk_overlaps, &span);
+	if (span.overlaps) {
+		pci_info(pdev, "P2PDMA: BAR %d range %pa+%#zx is already registered\n",
+			 bar, &start, size);
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+
+	region = devm_kzalloc(&pdev->dev, sizeof(*region), GFP_KERNEL);
+	if (!region) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	region->provider = pdev;
+	region->bus_offset = pci_bus_address(pdev, bar) -
+			     pci_resource_start(pdev, bar);
+	region->pgmap.range.start = start;
+	region->pgmap.range.end = start + size - 1;
+	region->pgmap.nr_range = 1;
+	region->pgmap.type = MEMORY_DEVICE_PCI_P2PDMA;
+	region->pgmap.ops = &p2p_pgmap_ops;
+
+	addr = devm_memremap_pages(&pdev->dev, &region->pgmap);
+	if (IS_ERR(addr)) {
+		ret = PTR_ERR(addr);
+		goto out_free_region;
+	}
+
+	ret = devm_add_action(&pdev->dev, p2p_provider_close, pdev);
+	if (ret)
+		goto out_unmap;
+
+	ret = gen_pool_add_owner(p2p->pool, (unsigned long)addr, span.first,
+				 size, dev_to_node(&pdev->dev),
+				 &region->pgmap.ref);
+	if (ret)
+		goto out_unmap;
+
+	mutex_unlock(&p2p_setup_lock);
+	pci_info(pdev, "P2PDMA: %zu MiB of BAR %d at offset %#llx registered\n",
+		 size >> 20, bar, offset);
+	return 0;
+
+out_unmap:
+	devm_memunmap_pages(&pdev->dev, &region->pgmap);
+out_free_region:
+	devm_kfree(&pdev->dev, region);
+out_unlock:
+	mutex_unlock(&p2p_setup_lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(pci_p2pdma_add_resource);
+
+/**
+ * pci_p2pmem_publish() - offer a provider's P2P memory to other drivers
+ * @pdev: a provider that registered memory with pci_p2pdma_add_resource()
+ * @publish: true to offer the memory, false to withdraw the offer
+ *
+ * Published memory is what pci_p2pmem_find_many() chooses from and what
+ * pci_has_p2pmem() reports; the sysfs file p2pmem/published shows the
+ * state. Withdrawing does not affect memory already allocated.
+ * Does nothing on a device that registered no memory.
+ *
+ * Context: any.
+ */
+void pci_p2pmem_publish(struct pci_dev *pdev, bool publish)
+{
+	struct pci_p2pdma *p2p;
+
+	rcu_read_lock();
+	p2p = rcu_dereference(pdev->p2pdma);
+	if (p2p && !READ_ONCE(p2p->closing))
+		WRITE_ONCE(p2p->published, publish);
+	rcu_read_unlock();
+}
+EXPORT_SYMBOL_GPL(pci_p2pmem_publish);
+
+/**
+ * pci_has_p2pmem() - does a device offer published P2P memory
+ * @pdev: the PCI device to check
+ *
+ * Context: any.
+ *
+ * Return: true if @pdev registered P2P memory and published it.
+ */
+bool pci_has_p2pmem(struct pci_dev *pdev)
+{
+	struct pci_p2pdma *p2p;
+	bool ret;
+
+	rcu_read_lock();
+	p2p = rcu_dereference(pdev->p2pdma);
+	ret = p2p && READ_ONCE(p2p->published);
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(pci_has_p2pmem);
+
+/**
+ * pci_p2pmem_find_many() - pick published P2P memory close to all clients
+ * @clients: devices that will DMA to or from the memory
+ * @num_clients: number of entries in @clients
+ *
+ * Considers every provider that published its memory and that all
+ * @clients can reach (see pci_p2pdma_distance_many()), and returns the
+ * closest. When several are equally close, each is equally likely to be
+ * chosen, which spreads the load over them.
+ *
+ * Context: process context (walks the PCI device list).
+ *
+ * Return: the provider with a reference held (drop it with pci_dev_put()),
+ * or NULL if no published provider suits every client.
+ */
+struct pci_dev *pci_p2pmem_find_many(struct device **clients, int num_clients)
+{
+	struct pci_dev *pdev = NULL, *best = NULL;
+	int dist, best_dist = INT_MAX;
+	u32 ties = 0;
+
+	for_each_pci_dev(pdev) {
+		if (!pci_has_p2pmem(pdev))
+			continue;
+		dist = pci_p2pdma_distance_many(pdev, clients, num_clients,
+						false);
+		if (dist < 0 || dist > best_dist)
+			continue;
+		if (dist < best_dist) {
+			best_dist = dist;
+			ties = 0;
+		}
+		/* Reservoir sampling: the k-th equal candidate wins with 1/k. */
+		if (get_random_u32_below(++ties) == 0) {
+			pci_dev_put(best);
+			best = pci_dev_get(pdev);
+		}
+	}
+	return best;
+}
+EXPORT_SYMBOL_GPL(pci_p2pmem_find_many);
+
+/* Allocate @size bytes and one pgmap reference for each of @refs users. */
+static void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs)
+{
+	struct percpu_ref *ref;
+	struct pci_p2pdma *p2p;
+	void *addr = NULL;
+
+	if (!size)
+		return NULL;
+
+	rcu_read_lock();
+	p2p = rcu_dereference(pdev->p2pdma);
+	if (!p2p || READ_ONCE(p2p->closing))
+		goto out;
+	addr = (void *)gen_pool_alloc_owner(p2p->pool, size, (void **)&ref);
+	if (!addr)
+		goto out;
+	if (unlikely(!percpu_ref_tryget_live_rcu(ref))) {
+		gen_pool_free(p2p->pool, (unsigned long)addr, size);
+		addr = NULL;
+		goto out;
+	}
+	if (refs > 1)
+		percpu_ref_get_many(ref, refs - 1);
+out:
+	rcu_read_unlock();
+	return addr;
+}
+
+/**
+ * pci_alloc_p2pmem() - allocate P2P memory from a provider
+ * @pdev: the provider
+ * @size: bytes to allocate; rounded up to whole pages by the pool
+ *
+ * The memory is page-aligned and physically contiguous. Its kernel
+ * virtual address is returned; pci_p2pmem_virt_to_bus() gives the PCI bus
+ * address, and the pages can be put in a scatterlist for dma_map_sg().
+ * The provider's unbind waits until the memory is freed.
+ *
+ * Context: any; does not sleep.
+ *
+ * Return: the virtual address, or NULL if @pdev has no P2P memory, not
+ * enough is free, @size is 0, or the provider is being unbound.
+ */
+void *pci_alloc_p2pmem(struct pci_dev *pdev, size_t size)
+{
+	return p2p_alloc(pdev, size, 1);
+}
+EXPORT_SYMBOL_GPL(pci_alloc_p2pmem);
+
+/**
+ * pci_free_p2pmem() - free memory from pci_alloc_p2pmem()
+ * @pdev: the provider it came from
+ * @addr: the address pci_alloc_p2pmem() returned
+ * @size: the size passed to pci_alloc_p2pmem()
+ *
+ * Context: any; does not sleep.
+ */
+void pci_free_p2pmem(struct pci_dev *pdev, void *addr, size_t size)
+{
+	struct percpu_ref *ref;
+	struct pci_p2pdma *p2p;
+
+	rcu_read_lock();
+	p2p = rcu_dereference(pdev->p2pdma);
+	if (!WARN_ON_ONCE(!p2p)) {
+		gen_pool_free_owner(p2p->pool, (unsigned long)addr, size,
+				    (void **)&ref);
+		percpu_ref_put(ref);
+	}
+	rcu_read_unlock();
+}
+EXPORT_SYMBOL_GPL(pci_free_p2pmem);
+
+/**
+ * pci_p2pmem_virt_to_bus() - PCI bus address of P2P memory
+ * @pdev: the provider the memory came from
+ * @addr: a kernel virtual address inside memory from pci_alloc_p2pmem()
+ *
+ * The bus address is what a device below the same upstream bridge puts on
+ * the wire to reach the memory; a device that goes through the host bridge
+ * needs a DMA mapping instead (dma_map_sg()).
+ *
+ * Context: any.
+ *
+ * Return: the bus address, or 0 if @addr is not P2P memory of @pdev.
+ */
+pci_bus_addr_t pci_p2pmem_virt_to_bus(struct pci_dev *pdev, void *addr)
+{
+	struct pci_p2pdma *p2p;
+	phys_addr_t bus = -1;
+
+	if (!addr)
+		return 0;
+	rcu_read_lock();
+	p2p = rcu_dereference(pdev->p2pdma);
+	if (p2p)
+		bus = gen_pool_virt_to_phys(p2p->pool, (unsigned long)addr);
+	rcu_read_unlock();
+	return bus == (phys_addr_t)-1 ? 0 : bus;
+}
+EXPORT_SYMBOL_GPL(pci_p2pmem_virt_to_bus);
+
+/**
+ * pci_p2pmem_alloc_sgl() - allocate P2P memory as a scatterlist
+ * @pdev: the provider
+ * @nents: set to the number of scatterlist entries on success
+ * @length: bytes to allocate; any length, the pool rounds it up to pages
+ *
+ * The memory is contiguous, so the list has a single entry of @length
+ * bytes. Free it with pci_p2pmem_free_sgl().
+ *
+ * Context: process context; may sleep (allocates the list with GFP_KERNEL).
+ *
+ * Return: the scatterlist, or NULL if @length is 0, memory is short, or
+ * @pdev has no P2P memory.
+ */
+struct scatterlist *pci_p2pmem_alloc_sgl(struct pci_dev *pdev,
+					 unsigned int *nents, u32 length)
+{
+	struct scatterlist *sg;
+	void *addr;
+
+	if (!length)
+		return NULL;
+	sg = kmalloc(sizeof(*sg), GFP_KERNEL);
+	if (!sg)
+		return NULL;
+	addr = pci_alloc_p2pmem(pdev, length);
+	if (!addr) {
+		kfree(sg);
+		return NULL;
+	}
+	sg_init_one(sg, addr, length);
+	*nents = 1;
+	return sg;
+}
+EXPORT_SYMBOL_GPL(pci_p2pmem_alloc_sgl);
+
+/**
+ * pci_p2pmem_free_sgl() - free a scatterlist from pci_p2pmem_alloc_sgl()
+ * @pdev: the provider it came from
+ * @sgl: the list; its memory and the list itself are freed
+ *
+ * Context: any; does not sleep.
+ */
+void pci_p2pmem_free_sgl(struct pci_dev *pdev, struct scatterlist *sgl)
+{
+	struct scatterlist *sg;
+	int i;
+
+	for_each_sg(sgl, sg, INT_MAX, i) {
+		if (!sg)
+			break;
+		pci_free_p2pmem(pdev, sg_virt(sg), sg->length);
+	}
+	kfree(sgl);
+}
+EXPORT_SYMBOL_GPL(pci_p2pmem_free_sgl);
+
+/* ------------------------------------------------------------------ */
+/* DMA mapping                                                          */
+/* ------------------------------------------------------------------ */
+
+/**
+ * pci_p2pdma_map_segment() - choose how a client maps one P2P segment
+ * @state: per-scatterlist cache, zeroed by the caller before the first
+ *	segment; it remembers the last pgmap and its route
+ * @dev: the client device doing the DMA
+ * @sg: a segment whose page is P2P memory (is_pci_p2pdma_page())
+ *
+ * Called by the DMA mapping code (dma-direct, dma-iommu) for each P2P
+ * segment of a scatterlist. For %PCI_P2PDMA_MAP_BUS_ADDR it fills in the
+ * segment's DMA address (the PCI bus address) and length and marks it as
+ * a bus address so unmapping skips it. For
+ * %PCI_P2PDMA_MAP_THRU_HOST_BRIDGE the caller maps the segment normally.
+ *
+ * Context: any, including atomic; does not sleep.
+ *
+ * Return: the map type; %PCI_P2PDMA_MAP_NOT_SUPPORTED means the client
+ * cannot reach the memory and the caller fails with -EREMOTEIO.
+ */
+enum pci_p2pdma_map_type
+pci_p2pdma_map_segment(struct pci_p2pdma_map_state *state, struct device *dev,
+		       struct scatterlist *sg)
+{
+	struct dev_pagemap *pgmap = sg_page(sg)->pgmap;
+
+	if (state->pgmap != pgmap) {
+		struct p2p_region *region = to_p2p_region(pgmap);
+		struct p2p_route r;
+
+		p2p_route_lookup(region->provider, dev, &r);
+		state->pgmap = pgmap;
+		state->map = r.map;
+		state->bus_off = region->bus_offset;
+	}
+
+	if (state->map == PCI_P2PDMA_MAP_BUS_ADDR) {
+		sg->dma_address = sg_phys(sg) + state->bus_off;
+		sg_dma_len(sg) = sg->length;
+		sg_dma_mark_bus_address(sg);
+	}
+	return state->map;
+}
+
+/* ------------------------------------------------------------------ */
+/* sysfs: /sys/bus/pci/devices/.../p2pmem/                              */
+/* ------------------------------------------------------------------ */
+
+static ssize_t p2p_pool_show(struct device *dev, char *buf,
+			     size_t (*measure)(struct gen_pool *))
+{
+	struct pci_p2pdma *p2p;
+	size_t val = 0;
+
+	rcu_read_lock();
+	p2p = rcu_dereference(to_pci_dev(dev)->p2pdma);
+	if (p2p)
+		val = measure(p2p->pool);
+	rcu_read_unlock();
+	return sysfs_emit(buf, "%zu\n", val);
+}
+
+static ssize_t size_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
+{
+	return p2p_pool_show(dev, buf, gen_pool_size);
+}
+static DEVICE_ATTR_RO(size);
+
+static ssize_t available_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return p2p_pool_show(dev, buf, gen_pool_avail);
+}
+static DEVICE_ATTR_RO(available);
+
+static ssize_t published_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", pci_has_p2pmem(to_pci_dev(dev)));
+}
+static DEVICE_ATTR_RO(published);
+
+/*
+ * mmap of "allocate": each call gets fresh P2P memory for the whole
+ * mapping. Every page is inserted with the mapping as its only reference,
+ * so the page returns to the pool (p2p_page_free()) once it is unmapped
+ * and no I/O pins it any more; partial munmap frees just those pages.
+ * The mapping is not inherited across fork() (VM_DONTCOPY) and cannot
+ * grow (VM_DONTEXPAND).
+ */
+static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
+				struct bin_attribute *attr,
+				struct vm_area_struct *vma)
+{
+	struct pci_dev *pdev = to_pci_dev(kobj_to_dev(kobj));
+	size_t len = vma->vm_end - vma->vm_start;
+	unsigned long npages = len >> PAGE_SHIFT, i;
+	void *kaddr;
+	int ret;
+
+	if (!(vma->vm_flags & VM_SHARED)) {
+		pci_info_ratelimited(pdev, "P2PDMA: %s: allocate must be mapped MAP_SHARED\n",
+				     current->comm);
+		return -EINVAL;
+	}
+	if (vma->vm_pgoff) {
+		pci_info_ratelimited(pdev, "P2PDMA: %s: allocate must be mapped at offset 0\n",
+				     current->comm);
+		return -EINVAL;
+	}
+
+	kaddr = p2p_alloc(pdev, len, npages);
+	if (!kaddr) {
+		pci_info_ratelimited(pdev, "P2PDMA: %s: no %zu bytes of P2P memory free\n",
+				     current->comm, len);
+		return -ENOMEM;
+	}
+
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	/* Same memory type as the kernel's mapping of the BAR (uncached). */
+	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	for (i = 0; i < npages; i++) {
+		struct page *page = virt_to_page(kaddr + (i << PAGE_SHIFT));
+
+		ret = vm_insert_page(vma, vma->vm_start + (i << PAGE_SHIFT),
+				     page);
+		if (ret)
+			goto fail;
+		/* Drop the idle reference: the mapping now owns the page. */
+		put_page(page);
+	}
+	return 0;
+
+fail:
+	/*
+	 * Pages already inserted go back through p2p_page_free() when the
+	 * failed mapping is torn down; return the rest directly.
+	 */
+	for (; i < npages; i++) {
+		struct page *page = virt_to_page(kaddr + (i << PAGE_SHIFT));
+
+		p2p_page_free(page);
+	}
+	return ret;
+}
+
+static struct bin_attribute p2pmem_allocate_attr = {
+	.attr = { .name = "allocate", .mode = 0660 },
+	.mmap = p2pmem_allocate_mmap,
+};
+
+static struct attribute *p2pmem_attrs[] = {
+	&dev_attr_size.attr,
+	&dev_attr_available.attr,
+	&dev_attr_published.attr,
+	NULL,
+};
+
+static struct bin_attribute *p2pmem_bin_attrs[] = {
+	&p2pmem_allocate_attr,
+	NULL,
+};
+
+static const struct attribute_group p2pmem_group = {
+	.name = "p2pmem",
+	.attrs = p2pmem_attrs,
+	.bin_attrs = p2pmem_bin_attrs,
+};
+
+/* ------------------------------------------------------------------ */
+/* configfs helpers for the nvmet namespace "p2pmem" attribute          */
+/* ------------------------------------------------------------------ */
+
+/* The words kstrtobool() understands, spelled out in full. */
+static const char * const p2p_true_words[] = { "1", "y", "yes", "t", "true", "on" };
+static const char * const p2p_false_words[] = { "0", "n", "no", "f", "false", "off" };
+
+static int p2p_parse_bool(const char *word, bool *val)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(p2p_true_words); i++) {
+		if (!strcasecmp(word, p2p_true_words[i])) {
+			*val = true;
+			return 0;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(p2p_false_words); i++) {
+		if (!strcasecmp(word, p2p_false_words[i])) {
+			*val = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/**
+ * pci_p2pdma_enable_store() - parse a configfs "use P2P memory" setting
+ * @page: the text written: a boolean word (1/0, y/n, yes/no, t/f,
+ *	true/false, on/off, any case) or the name of a PCI device with P2P
+ *	memory ("0000:01:00.0"); surrounding whitespace is ignored
+ * @p2p_dev: set to the named device (with a reference the caller must drop
+ *	with pci_dev_put()) or to NULL for a boolean
+ * @use_p2pdma: set to whether P2P memory is to be used
+ *
+ * A boolean true means "any suitable provider" (the caller then uses
+ * pci_p2pmem_find()). Nothing is written to @p2p_dev or @use_p2pdma on
+ * error.
+ *
+ * Context: process context; may sleep.
+ *
+ * Return: 0 on success; -EINVAL for empty or over-long input or a word
+ * that is neither a boolean nor a device name; -ENODEV for a device name
+ * that does not exist or whose device has no P2P memory. Each failure
+ * logs one line saying why.
+ */
+int pci_p2pdma_enable_store(const char *page, struct pci_dev **p2p_dev,
+			    bool *use_p2pdma)
+{
+	char word[32];
+	struct device *dev;
+	size_t len;
+	bool val;
+
+	page = skip_spaces(page);
+	len = strlen(page);
+	while (len && isspace(page[len - 1]))
+		len--;
+	if (!len || len >= sizeof(word)) {
+		pr_err("p2pmem: expected a boolean or a PCI device name, got %zu characters\n",
+		       len);
+		return -EINVAL;
+	}
+	memcpy(word, page, len);
+	word[len] = '\0';
+
+	dev = bus_find_device_by_name(&pci_bus_type, NULL, word);
+	if (dev) {
+		struct pci_dev *pdev = to_pci_dev(dev);
+
+		if (!rcu_access_pointer(pdev->p2pdma)) {
+			pr_err("p2pmem: PCI device %s has no peer-to-peer memory\n",
+			       word);
+			pci_dev_put(pdev);
+			return -ENODEV;
+		}
+		*p2p_dev = pdev;
+		*use_p2pdma = true;
+		return 0;
+	}
+
+	if (!p2p_parse_bool(word, &val)) {
+		*p2p_dev = NULL;
+		*use_p2pdma = val;
+		return 0;
+	}
+
+	if (strchr(word, ':')) {
+		pr_err("p2pmem: no PCI device named %s\n", word);
+		return -ENODEV;
+	}
+	pr_err("p2pmem: '%s' is neither a boolean nor a PCI device name\n",
+	       word);
+	return -EINVAL;
+}
+EXPORT_SYMBOL_GPL(pci_p2pdma_enable_store);
+
+/**
+ * pci_p2pdma_enable_show() - format a configfs "use P2P memory" setting
+ * @page: the configfs page buffer (PAGE_SIZE bytes)
+ * @p2p_dev: the chosen provider, or NULL for "any suitable provider"
+ * @use_p2pdma: whether P2P memory is used at all
+ *
+ * Context: any.
+ *
+ * Return: the number of bytes written: "0\n" when P2P memory is not used,
+ * the provider's PCI name when one was chosen, "1\n" otherwise.
+ */
+ssize_t pci_p2pdma_enable_show(char *page, struct pci_dev *p2p_dev,
+			       bool use_p2pdma)
+{
+	if (!use_p2pdma)
+		return scnprintf(page, PAGE_SIZE, "0\n");
+	if (p2p_dev)
+		return scnprintf(page, PAGE_SIZE, "%s\n", pci_name(p2p_dev));
+	return scnprintf(page, PAGE_SIZE, "1\n");
+}
+EXPORT_SYMBOL_GPL(pci_p2pdma_enable_show);
+
+/* ------------------------------------------------------------------ */
+/* debugfs: /sys/kernel/debug/p2pdma/routes                             */
+/* ------------------------------------------------------------------ */
+
+#ifdef CONFIG_DEBUG_FS
+/*
+ * One line per provider and PCI endpoint: the map type and distance a
+ * driver would get, and for a refusal, why. Reading fills the caches.
+ */
+static int p2p_routes_show(struct seq_file *m, void *unused)
+{
+	struct pci_dev *provider = NULL, *client;
+	struct p2p_route r;
+	char why[160];
+
+	seq_puts(m, "provider client map_type distance reason\n");
+	for_each_pci_dev(provider) {
+		if (!rcu_access_pointer(provider->p2pdma))
+			continue;
+		client = NULL;
+		for_each_pci_dev(client) {
+			if (client->hdr_type != PCI_HEADER_TYPE_NORMAL)
+				continue;
+			p2p_route_lookup(provider, &client->dev, &r);
+			seq_printf(m, "%s %s %s ", pci_name(provider),
+				   pci_name(client), p2p_map_type_name(r.map));
+			if (r.map == PCI_P2PDMA_MAP_NOT_SUPPORTED) {
+				p2p_route_reason(provider, &client->dev, why,
+						 sizeof(why));
+				seq_printf(m, "- %s\n", why);
+			} else {
+				seq_printf(m, "%u -\n", r.distance);
+			}
+		}
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(p2p_routes);
+
+static int __init p2p_debugfs_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("p2pdma", NULL);
+
+	debugfs_create_file("routes", 0444, dir, NULL, &p2p_routes_fops);
+	return 0;
+}
+late_initcall(p2p_debugfs_init);
+#endif /* CONFIG_DEBUG_FS */

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * PCI peer-to-peer DMA: one PCI device moves data straight into BAR memory
+ * of another. See Documentation/driver-api/pci/p2pdma.rst for the roles
+ * (provider, orchestrator, client) and the rules that decide which devices
+ * may talk to each other.
+ */
+#ifndef _LINUX_PCI_P2PDMA_H
+#define _LINUX_PCI_P2PDMA_H
+
+#include <linux/pci.h>
+
+struct block_device;
+struct scatterlist;
+
+#ifdef CONFIG_PCI_P2PDMA
+/* Provider side */
+int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar, size_t size,
+			    u64 offset);
+void pci_p2pmem_publish(struct pci_dev *pdev, bool publish);
+bool pci_has_p2pmem(struct pci_dev *pdev);
+
+/* Orchestrator side */
+int pci_p2pdma_distance_many(struct pci_dev *provider, struct device **clients,
+			     int num_clients, bool verbose);
+struct pci_dev *pci_p2pmem_find_many(struct device **clients, int num_clients);
+void *pci_alloc_p2pmem(struct pci_dev *pdev, size_t size);
+void pci_free_p2pmem(struct pci_dev *pdev, void *addr, size_t size);
+pci_bus_addr_t pci_p2pmem_virt_to_bus(struct pci_dev *pdev, void *addr);
+struct scatterlist *pci_p2pmem_alloc_sgl(struct pci_dev *pdev,
+					 unsigned int *nents, u32 length);
+void pci_p2pmem_free_sgl(struct pci_dev *pdev, struct scatterlist *sgl);
+
+/* configfs helpers (the nvmet namespace "p2pmem" attribute) */
+int pci_p2pdma_enable_store(const char *page, struct pci_dev **p2p_dev,
+			    bool *use_p2pdma);
+ssize_t pci_p2pdma_enable_show(char *page, struct pci_dev *p2p_dev,
+			       bool use_p2pdma);
+#else /* !CONFIG_PCI_P2PDMA */
+/*
+ * Without P2PDMA support every request fails the way a caller would see it
+ * on a system with no usable provider.
+ */
+static inline int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar,
+					  size_t size, u64 offset)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void pci_p2pmem_publish(struct pci_dev *pdev, bool publish)
+{
+}
+
+static inline bool pci_has_p2pmem(struct pci_dev *pdev)
+{
+	return false;
+}
+
+static inline int pci_p2pdma_distance_many(struct pci_dev *provider,
+					   struct device **clients,
+					   int num_clients, bool verbose)
+{
+	return -1;
+}
+
+static inline struct pci_dev *pci_p2pmem_find_many(struct device **clients,
+						   int num_clients)
+{
+	return NULL;
+}
+
+static inline void *pci_alloc_p2pmem(struct pci_dev *pdev, size_t size)
+{
+	return NULL;
+}
+
+static inline void pci_free_p2pmem(struct pci_dev *pdev, void *addr,
+				   size_t size)
+{
+}
+
+static inline pci_bus_addr_t pci_p2pmem_virt_to_bus(struct pci_dev *pdev,
+						    void *addr)
+{
+	return 0;
+}
+
+static inline struct scatterlist *pci_p2pmem_alloc_sgl(struct pci_dev *pdev,
+						       unsigned int *nents,
+						       u32 length)
+{
+	return NULL;
+}
+
+static inline void pci_p2pmem_free_sgl(struct pci_dev *pdev,
+				       struct scatterlist *sgl)
+{
+}
+
+static inline int pci_p2pdma_enable_store(const char *page,
+					  struct pci_dev **p2p_dev,
+					  bool *use_p2pdma)
+{
+	*use_p2pdma = false;
+	return 0;
+}
+
+static inline ssize_t pci_p2pdma_enable_show(char *page,
+					     struct pci_dev *p2p_dev,
+					     bool use_p2pdma)
+{
+	return sprintf(page, "0\n");
+}
+#endif /* CONFIG_PCI_P2PDMA */
+
+/**
+ * pci_p2pdma_distance() - how far a single client is from a provider
+ * @provider: PCI device that owns the P2P memory
+ * @client: device that would DMA to or from that memory
+ * @verbose: log one line naming both devices if the pair is refused
+ *
+ * Shorthand for pci_p2pdma_distance_many() with one client; see there for
+ * the meaning of the result and the calling context.
+ *
+ * Return: the distance (>= 0), or -1 if @client cannot reach @provider.
+ */
+static inline int pci_p2pdma_distance(struct pci_dev *provider,
+				      struct device *client, bool verbose)
+{
+	return pci_p2pdma_distance_many(provider, &client, 1, verbose);
+}
+
+/**
+ * pci_p2pmem_find() - find published P2P memory that a client can reach
+ * @client: device that will DMA to or from the memory
+ *
+ * Shorthand for pci_p2pmem_find_many() with one client.
+ *
+ * Return: a referenced provider (release it with pci_dev_put()), or NULL.
+ */
+static inline struct pci_dev *pci_p2pmem_find(struct device *client)
+{
+	return pci_p2pmem_find_many(&client, 1);
+}
+
+#endif /* _LINUX_PCI_P2PDMA_H */
