@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Unpack the Debian linux-source-6.12 tarball into build/ (once) and put the
+# project's files in place of the tree's own p2pdma files as symlinks, so
+# that editing one of ours makes the next kernel build recompile it.
+#
+# Usage: scripts/prepare-tree.sh [--pristine]
+#   --pristine  put the tree's own p2pdma.c/pci-p2pdma.h back (for benchmarks)
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+tarball=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+tree=$top/build/linux-source-6.12
+# Files of ours that replace the tree's own, as paths inside the tree.
+overlay="drivers/pci/p2pdma.c include/linux/pci-p2pdma.h"
+
+if [ ! -f "$tree/.unpacked" ]; then
+	[ -r "$tarball" ] || { echo "prepare-tree: $tarball missing (run 'make deps')" >&2; exit 1; }
+	echo "prepare-tree: unpacking $(basename "$tarball")"
+	rm -rf "$tree"
+	mkdir -p "$top/build"
+	tar -xJf "$tarball" -C "$top/build"
+	# Keep the tree's own files aside, for 'make bench' and for reference
+	# builds; nothing of ours reads them.
+	for f in $overlay; do
+		mkdir -p "$top/build/pristine/$(dirname "$f")"
+		cp -p "$tree/$f" "$top/build/pristine/$f"
+	done
+	touch "$tree/.unpacked"
+fi
+
+for f in $overlay; do
+	if [ "${1:-}" = --pristine ]; then
+		[ -L "$tree/$f" ] || continue
+		rm -f "$tree/$f"
+		cp -p "$top/build/pristine/$f" "$tree/$f"
+		touch "$tree/$f"
+	elif [ -f "$top/$f" ] && [ "$(readlink "$tree/$f" 2>/dev/null)" != "$top/$f" ]; then
+		ln -sfn "$top/$f" "$tree/$f"
+		# Newer than every object built from the file it replaces.
+		touch "$top/$f"
+	fi
+done
+
+# Replace the tree's PCI_P2PDMA Kconfig entry by a 'source' of ours.
+kc=$tree/drivers/pci/Kconfig
+ln -sfn "$top/Kconfig" "$tree/drivers/pci/Kconfig.p2pdma"
+if ! grep -q 'Kconfig.p2pdma' "$kc"; then
+	awk '
+		/^config PCI_P2PDMA$/ { skip = 1; print "source \"drivers/pci/Kconfig.p2pdma\""; next }
+		skip && /^(config|menuconfig|endmenu|source|if|endif) / { skip = 0 }
+		skip && /^(endmenu|endif)$/ { skip = 0 }
+		!skip { print }
+	' "$kc" > "$kc.new"
+	mv "$kc.new" "$kc"
+fi
