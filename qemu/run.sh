@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot a built kernel in QEMU (q35) on a named topology and run one command
+# in the guest. The host root is shared read-only over virtio-9p, so guest
+# commands are the host's own binaries and this checkout's scripts.
+#
+# The guest's command output goes to a second serial port (output.log), the
+# kernel console to the first (console.log); both live in a fresh run
+# directory under build/runs/ together with new scratch disk images. The
+# command's exit status comes back as the run's exit status.
+#
+# Usage: qemu/run.sh [-k release|debug] [-t TOPO] [-T SECONDS] [-q] -- CMD [ARG...]
+#   -k  kernel flavour (default release)
+#   -t  topology: a file qemu/topologies/TOPO.sh (default switch)
+#   -T  global timeout in seconds (default 600)
+#   -q  do not stream the guest output while it runs
+# Environment: ACCEL=tcg|kvm forces the accelerator (default: probe KVM once,
+# fall back to TCG), QEMU_EXTRA appends QEMU arguments, CMDLINE_EXTRA
+# appends kernel arguments.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+flavour=release topo=switch timeout=600 stream=1
+while getopts k:t:T:q opt; do
+	case $opt in
+	k) flavour=$OPTARG ;;
+	t) topo=$OPTARG ;;
+	T) timeout=$OPTARG ;;
+	q) stream=0 ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ "${1:-}" = -- ] && shift
+[ $# -gt 0 ] || { echo "usage: qemu/run.sh [-k flavour] [-t topo] [-T secs] -- CMD..." >&2; exit 2; }
+# The guest sees the host root, but not our working directory.
+cmd=$1
+shift
+case $cmd in /*) ;; */*) cmd=$(realpath "$cmd") ;; esac
+set -- "$cmd" "$@"
+
+topo_file=$top/qemu/topologies/$topo.sh
+if [ ! -f "$topo_file" ]; then
+	echo "qemu/run.sh: unknown topology '$topo'; valid ones:" \
+		"$(cd "$top/qemu/topologies" && ls ./*.sh | sed 's|^\./||; s|\.sh$||' | tr '\n' ' ')" >&2
+	exit 2
+fi
+kernel=$top/build/out-$flavour/arch/x86/boot/bzImage
+[ -f "$kernel" ] || { echo "qemu/run.sh: $kernel not built (make kernel-$flavour)" >&2; exit 2; }
+
+run=$top/build/runs/$topo-$flavour-$(date +%Y%m%d-%H%M%S)-$$
+mkdir -p "$run"
+
+# Helpers the topology files call.
+cpu=max
+mem=1G
+qargs=()
+append=()
+dev() { qargs+=(-device "$1"); }
+cpu() { cpu=$1; }
+guest_env() { append+=("$1"); }
+# nvme SERIAL BUS [CMB_MiB]: an NVMe controller with a fresh 64 MiB disk.
+nvme() {
+	local serial=$1 bus=$2 cmb=${3:-} extra=""
+	truncate -s 64M "$run/$serial.img"
+	qargs+=(-drive "file=$run/$serial.img,if=none,id=d-$serial,format=raw,cache=none,aio=threads")
+	[ -n "$cmb" ] && extra=",cmb_size_mb=$cmb"
+	dev "nvme,serial=$serial,drive=d-$serial,bus=$bus$extra"
+}
+# shellcheck source=/dev/null
+. "$topo_file"
+[ "$flavour" = debug ] && mem=2G
+
+accel=${ACCEL:-}
+if [ -z "$accel" ]; then
+	if [ -f "$top/build/accel" ]; then
+		accel=$(cat "$top/build/accel")
+	else
+		accel=$("$top/qemu/probe-accel.sh" "$kernel")
+		echo "$accel" > "$top/build/accel"
+	fi
+fi
+
+cmdline="console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144"
+cmdline+=" ro panic=-1 loglevel=6 init=$top/guest/init.sh ${append[*]} ${CMDLINE_EXTRA:-} -- $*"
+
+echo "qemu: topology $topo, kernel $flavour, accel $accel, run dir ${run#"$top"/}"
+touch "$run/output.log"
+if [ "$stream" = 1 ]; then
+	tail -n +1 -f "$run/output.log" --pid=$$ | grep --line-buffered -v '^P2PDMA-EXIT ' &
+	tailer=$!
+fi
+
+rc=0
+timeout -k 10 "$timeout" qemu-system-x86_64 \
+	-machine "q35,accel=$accel" -cpu "$cpu" -smp 2 -m "$mem" \
+	-nodefaults -display none -no-reboot \
+	-kernel "$kernel" -append "$cmdline" \
+	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
+	-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
+	-serial "file:$run/console.log" -serial "file:$run/output.log" \
+	"${qargs[@]}" ${QEMU_EXTRA:-} || rc=$?
+
+sleep 0.3
+[ "$stream" = 1 ] && kill "$tailer" 2>/dev/null
+wait 2>/dev/null || true
+
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	echo "qemu: TIMEOUT after ${timeout}s; last console lines:" >&2
+	tail -n 40 "$run/console.log" >&2
+	exit 124
+fi
+status=$(sed -n 's/^P2PDMA-EXIT \([0-9]*\).*/\1/p' "$run/output.log" | tail -n 1)
+if [ -z "$status" ]; then
+	echo "qemu: the guest ended without reporting a status (qemu rc $rc); last console lines:" >&2
+	tail -n 40 "$run/console.log" >&2
+	exit 125
+fi
+echo "$run" > "$top/build/last-run"
+exit "$status"

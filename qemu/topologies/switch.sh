@@ -1,0 +1,19 @@
+# Two NVMe controllers with a CMB below one PCIe switch (x3130), a third
+# NVMe on another root port. p2pA reaches p2pB's CMB by bus address;
+# p2pC has to go through the host bridge.
+#
+#  pcie.0 -- rp1 -- up1 (switch) --+-- dn1 -- p2pA (CMB)
+#        |                         +-- dn2 -- p2pB (CMB, the P2P memory)
+#        +-- rp2 -- p2pC
+dev pcie-root-port,id=rp1,bus=pcie.0,chassis=1,slot=1,addr=0x4
+dev x3130-upstream,id=up1,bus=rp1
+dev xio3130-downstream,id=dn1,bus=up1,chassis=2,slot=0
+dev xio3130-downstream,id=dn2,bus=up1,chassis=3,slot=1
+dev pcie-root-port,id=rp2,bus=pcie.0,chassis=4,slot=2,addr=0x5
+nvme p2pA dn1 64
+nvme p2pB dn2 64
+nvme p2pC rp2
+# Roles for the demo and the end-to-end tests: source, memory, destination.
+guest_env P2P_SRC=p2pA
+guest_env P2P_MEM=p2pB
+guest_env P2P_DST=p2pC
