@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# p2pdma: a clean-room PCI peer-to-peer DMA subsystem for Linux 6.12 and the
+# QEMU harness that proves it. This file is only a table of targets; each
+# concern lives in its own script (see README.md, "Layout").
+#
+#   make run   [TOPO=switch]   release kernel: the P2P copy demo
+#   make test                  debug kernel: every suite, TAP, N passed/N failed
+#   make kernel-release | kernel-debug | deps | clean
+#
+# TOPO selects a file in qemu/topologies/ (switch, hostbridge, hostbridge-amd).
+
+TOPO ?= switch
+TIMEOUT ?= 600
+
+.PHONY: all run test deps kernel-release kernel-debug tools clean
+
+all: kernel-release
+
+deps:
+	@scripts/deps.sh
+
+kernel-release kernel-debug: kernel-%: deps
+	@scripts/build-kernel.sh $*
+
+tools: deps build/bin/p2pcopy
+
+build/bin/p2pcopy: tools/p2pcopy.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -o $@ $<
+
+run: kernel-release tools
+	@qemu/run.sh -k release -t $(TOPO) -T $(TIMEOUT) -- guest/demo.sh
+
+test: kernel-debug tools
+	@tests/run-all.sh
+
+clean:
+	rm -rf build/out-* build/runs build/bin build/accel build/last-run
