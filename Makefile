@@ -13,7 +13,7 @@
 TOPO ?= switch
 TIMEOUT ?= 600
 
-.PHONY: all run test deps kernel-release kernel-debug tools clean
+.PHONY: all run test deps kernel-release kernel-debug tools clean check patch
 
 all: kernel-release
 
@@ -23,9 +23,9 @@ deps:
 kernel-release kernel-debug: kernel-%: deps
 	@scripts/build-kernel.sh $*
 
-tools: deps build/bin/p2pcopy
+tools: deps build/bin/p2pcopy build/bin/p2pmap
 
-build/bin/p2pcopy: tools/p2pcopy.c
+build/bin/%: tools/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 
@@ -34,6 +34,12 @@ run: kernel-release tools
 
 test: kernel-debug tools
 	@tests/run-all.sh
+
+check: deps
+	@scripts/check.sh
+
+patch: deps
+	@scripts/make-patch.sh
 
 clean:
 	rm -rf build/out-* build/runs build/bin build/accel build/last-run

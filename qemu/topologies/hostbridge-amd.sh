@@ -3,3 +3,6 @@
 # shellcheck source=hostbridge.sh
 . "$(dirname "${BASH_SOURCE[0]}")/hostbridge.sh"
 cpu EPYC,vendor=AuthenticAMD
+# Later guest_env lines win: the kernel hands init the last value.
+guest_env P2P_EXPECT_SRC=through-host-bridge
+guest_env P2P_EXPECT_DST=through-host-bridge

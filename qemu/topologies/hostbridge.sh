@@ -11,3 +11,5 @@ nvme p2pY pcie.0 64
 guest_env P2P_SRC=p2pY
 guest_env P2P_MEM=p2pX
 guest_env P2P_DST=p2pY
+guest_env P2P_EXPECT_SRC=refused
+guest_env P2P_EXPECT_DST=refused

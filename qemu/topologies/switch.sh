@@ -17,3 +17,5 @@ nvme p2pC rp2
 guest_env P2P_SRC=p2pA
 guest_env P2P_MEM=p2pB
 guest_env P2P_DST=p2pC
+guest_env P2P_EXPECT_SRC=bus-address
+guest_env P2P_EXPECT_DST=refused

@@ -1,0 +1,16 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Scan a guest kernel console log for reports from the kernel's checkers:
+# KASAN, lockdep, kmemleak, WARN, BUG, oops and panic. Prints each hit and
+# exits 1 if there is any, 0 if the log is clean.
+#
+# Usage: qemu/scan-console.sh CONSOLE_LOG
+log=${1:?usage: scan-console.sh CONSOLE_LOG}
+hits=$(grep -E 'WARNING:|BUG:|KASAN|kmemleak: [0-9]+ new suspected|possible circular locking|inconsistent lock state|Oops|Kernel panic|general protection fault|UBSAN|INFO: task .* blocked|RCU stall|rcu_sched self-detected' "$log" |
+	grep -v 'Speculative Return Stack Overflow')
+if [ -n "$hits" ]; then
+	echo "$hits"
+	exit 1
+fi
+exit 0
