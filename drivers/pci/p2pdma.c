@@ -394,7 +394,7 @@ static void p2p_log_refusal(struct pci_dev *provider, struct device *client)
  * @provider: PCI device whose BAR memory would be used; it need not have
  *	registered any P2P memory
  * @clients: devices that would DMA to or from that memory
- * @num_clients: number of entries in @clients
+ * @num_clients: number of entries in @clients; 0 or less means no client
  * @verbose: log one line per refused client, naming both devices and the
  *	reason (the ACS-redirecting bridge or the host bridge that refuses)
  *
@@ -404,9 +404,11 @@ static void p2p_log_refusal(struct pci_dev *provider, struct device *client)
  * (PCIe r6.0 sec 6.12). Otherwise the traffic has to go through the root
  * complex, which is allowed only where the host bridge is known to route
  * peer-to-peer requests (PCIe r6.0 sec 1.3.1 makes it optional). Verdicts
- * are cached per provider/client pair.
+ * are cached per provider/client pair for as long as the provider has
+ * P2P state (until its driver unbinds).
  *
- * Context: any; does not sleep.
+ * Context: any, including atomic; does not sleep. Takes the provider's
+ * route cache lock (an IRQ-safe spinlock) briefly and the RCU read lock.
  *
  * Return: the sum over all clients of the number of links between the
  * provider and the client (0 when the client is the provider itself; a
@@ -551,7 +553,7 @@ static void p2p_chunk_overlaps(struct gen_pool *pool,
 /**
  * pci_p2pdma_add_resource() - register part of a BAR as P2P memory
  * @pdev: the provider
- * @bar: memory BAR index (0 to 5)
+ * @bar: index of a memory BAR (0 to 5, PCIe r6.0 sec 7.5.1.2.1)
  * @size: bytes to register, or 0 for everything from @offset to the end
  *	of the BAR
  * @offset: byte offset of the range within the BAR
@@ -570,12 +572,18 @@ static void p2p_chunk_overlaps(struct gen_pool *pool,
  * mappings are revoked (later accesses get SIGBUS), the unbind waits for
  * in-kernel allocations to be freed, and the pages are removed.
  *
- * Context: process context, may sleep; call from the provider's probe.
+ * Context: process context, may sleep; call from the provider's probe
+ * (the device must be bound to a driver, for the device-managed resources).
+ * Takes a global mutex that serialises registrations.
  *
- * Return: 0 on success; -EINVAL if @bar is not a memory BAR, the range
- * does not fit in the BAR, or it is misaligned (each with a dmesg line);
- * -EBUSY if the range overlaps one already registered; -ENOMEM, or an
- * error from devm_memremap_pages().
+ * Return: 0 on success; -EINVAL if @bar is out of range or not a memory
+ * BAR, the range does not fit in the BAR, or it is misaligned (each with a
+ * dmesg line); -EBUSY if the range overlaps one already registered;
+ * -ENOMEM if memory for the bookkeeping or the pool runs out; or the error
+ * devm_memremap_pages() returned (for example -EBUSY or -ENOMEM when the
+ * physical range cannot be given struct pages). Nothing stays registered
+ * after a failure, but the p2pmem sysfs group created by a first call
+ * remains.
  */
 int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar, size_t size,
 			    u64 offset)
@@ -679,9 +687,10 @@ EXPORT_SYMBOL_GPL(pci_p2pdma_add_resource);
  * Published memory is what pci_p2pmem_find_many() chooses from and what
  * pci_has_p2pmem() reports; the sysfs file p2pmem/published shows the
  * state. Withdrawing does not affect memory already allocated.
- * Does nothing on a device that registered no memory.
+ * Does nothing on a device that registered no memory, and publishing is
+ * ignored once the provider's driver has started to unbind.
  *
- * Context: any.
+ * Context: any; does not sleep (RCU read side only).
  */
 void pci_p2pmem_publish(struct pci_dev *pdev, bool publish)
 {
@@ -699,7 +708,7 @@ EXPORT_SYMBOL_GPL(pci_p2pmem_publish);
  * pci_has_p2pmem() - does a device offer published P2P memory
  * @pdev: the PCI device to check
  *
- * Context: any.
+ * Context: any; does not sleep.
  *
  * Return: true if @pdev registered P2P memory and published it.
  */
@@ -719,14 +728,16 @@ EXPORT_SYMBOL_GPL(pci_has_p2pmem);
 /**
  * pci_p2pmem_find_many() - pick published P2P memory close to all clients
  * @clients: devices that will DMA to or from the memory
- * @num_clients: number of entries in @clients
+ * @num_clients: number of entries in @clients; with no client every
+ *	published provider is at distance 0 and one is picked at random
  *
  * Considers every provider that published its memory and that all
  * @clients can reach (see pci_p2pdma_distance_many()), and returns the
  * closest. When several are equally close, each is equally likely to be
  * chosen, which spreads the load over them.
  *
- * Context: process context (walks the PCI device list).
+ * Context: process context, may sleep (walks the PCI device list taking
+ * and dropping a reference on each device). Holds no lock on return.
  *
  * Return: the provider with a reference held (drop it with pci_dev_put()),
  * or NULL if no published provider suits every client.
@@ -790,17 +801,21 @@ out:
 /**
  * pci_alloc_p2pmem() - allocate P2P memory from a provider
  * @pdev: the provider
- * @size: bytes to allocate; rounded up to whole pages by the pool
+ * @size: bytes to allocate; the pool hands out whole pages, so the
+ *	allocation is rounded up to a multiple of PAGE_SIZE
  *
- * The memory is page-aligned and physically contiguous. Its kernel
+ * The memory is aligned to PAGE_SIZE and physically contiguous within one
+ * registered range. Its kernel
  * virtual address is returned; pci_p2pmem_virt_to_bus() gives the PCI bus
  * address, and the pages can be put in a scatterlist for dma_map_sg().
  * The provider's unbind waits until the memory is freed.
  *
- * Context: any; does not sleep.
+ * Context: any, including atomic and interrupt context; does not sleep
+ * (RCU read side and the lockless genalloc bitmap).
  *
  * Return: the virtual address, or NULL if @pdev has no P2P memory, not
- * enough is free, @size is 0, or the provider is being unbound.
+ * enough contiguous memory is free, @size is 0, or the provider is being
+ * unbound.
  */
 void *pci_alloc_p2pmem(struct pci_dev *pdev, size_t size)
 {
@@ -812,9 +827,14 @@ EXPORT_SYMBOL_GPL(pci_alloc_p2pmem);
  * pci_free_p2pmem() - free memory from pci_alloc_p2pmem()
  * @pdev: the provider it came from
  * @addr: the address pci_alloc_p2pmem() returned
- * @size: the size passed to pci_alloc_p2pmem()
+ * @size: the size in bytes passed to pci_alloc_p2pmem(); freeing a
+ *	different size corrupts the pool
  *
- * Context: any; does not sleep.
+ * Drops the reference the allocation held on the provider's pages, which
+ * may let a pending unbind of the provider finish. Warns once if @pdev
+ * has no P2P memory.
+ *
+ * Context: any, including atomic and interrupt context; does not sleep.
  */
 void pci_free_p2pmem(struct pci_dev *pdev, void *addr, size_t size)
 {
@@ -841,9 +861,10 @@ EXPORT_SYMBOL_GPL(pci_free_p2pmem);
  * the wire to reach the memory; a device that goes through the host bridge
  * needs a DMA mapping instead (dma_map_sg()).
  *
- * Context: any.
+ * Context: any; does not sleep.
  *
- * Return: the bus address, or 0 if @addr is not P2P memory of @pdev.
+ * Return: the bus address, or 0 if @addr is NULL or not P2P memory of
+ * @pdev.
  */
 pci_bus_addr_t pci_p2pmem_virt_to_bus(struct pci_dev *pdev, void *addr)
 {
@@ -864,16 +885,19 @@ EXPORT_SYMBOL_GPL(pci_p2pmem_virt_to_bus);
 /**
  * pci_p2pmem_alloc_sgl() - allocate P2P memory as a scatterlist
  * @pdev: the provider
- * @nents: set to the number of scatterlist entries on success
- * @length: bytes to allocate; any length, the pool rounds it up to pages
+ * @nents: set to the number of scatterlist entries on success (always 1);
+ *	left alone on failure
+ * @length: bytes to allocate, up to 4 GiB - 1; the pool rounds the
+ *	allocation up to whole pages
  *
- * The memory is contiguous, so the list has a single entry of @length
- * bytes. Free it with pci_p2pmem_free_sgl().
+ * The memory is contiguous and aligned to PAGE_SIZE, so the list has a
+ * single entry of @length bytes. Free it with pci_p2pmem_free_sgl().
  *
  * Context: process context; may sleep (allocates the list with GFP_KERNEL).
  *
- * Return: the scatterlist, or NULL if @length is 0, memory is short, or
- * @pdev has no P2P memory.
+ * Return: the scatterlist, or NULL if @length is 0, memory is short (for
+ * the list or the P2P memory), @pdev has no P2P memory, or the provider
+ * is being unbound.
  */
 struct scatterlist *pci_p2pmem_alloc_sgl(struct pci_dev *pdev,
 					 unsigned int *nents, u32 length)
@@ -930,9 +954,11 @@ EXPORT_SYMBOL_GPL(pci_p2pmem_free_sgl);
  * @sg: a segment whose page is P2P memory (is_pci_p2pdma_page())
  *
  * Called by the DMA mapping code (dma-direct, dma-iommu) for each P2P
- * segment of a scatterlist. For %PCI_P2PDMA_MAP_BUS_ADDR it fills in the
- * segment's DMA address (the PCI bus address) and length and marks it as
- * a bus address so unmapping skips it. For
+ * segment of a scatterlist. For %PCI_P2PDMA_MAP_BUS_ADDR (the provider
+ * and @dev share an upstream bridge that routes the request by address,
+ * PCIe r6.0 sec 1.3.3) it fills in the segment's DMA address (the PCI bus
+ * address) and length and marks it as a bus address so unmapping skips
+ * it. For
  * %PCI_P2PDMA_MAP_THRU_HOST_BRIDGE the caller maps the segment normally.
  *
  * Context: any, including atomic; does not sleep.
@@ -1132,8 +1158,9 @@ static int p2p_parse_bool(const char *word, bool *val)
  *
  * Context: process context; may sleep.
  *
- * Return: 0 on success; -EINVAL for empty or over-long input or a word
- * that is neither a boolean nor a device name; -ENODEV for a device name
+ * Return: 0 on success; -EINVAL for empty input, input longer than 31
+ * characters once trimmed, or a word that is neither a boolean nor a
+ * device name; -ENODEV for a device name
  * that does not exist or whose device has no P2P memory. Each failure
  * logs one line saying why.
  */
@@ -1194,10 +1221,11 @@ EXPORT_SYMBOL_GPL(pci_p2pdma_enable_store);
  * @p2p_dev: the chosen provider, or NULL for "any suitable provider"
  * @use_p2pdma: whether P2P memory is used at all
  *
- * Context: any.
+ * Context: any; does not sleep.
  *
- * Return: the number of bytes written: "0\n" when P2P memory is not used,
- * the provider's PCI name when one was chosen, "1\n" otherwise.
+ * Return: the number of bytes written (never more than PAGE_SIZE): "0\n"
+ * when P2P memory is not used, the provider's PCI name and a newline when
+ * one was chosen, "1\n" otherwise.
  */
 ssize_t pci_p2pdma_enable_show(char *page, struct pci_dev *p2p_dev,
 			       bool use_p2pdma)
