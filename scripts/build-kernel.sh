@@ -7,24 +7,29 @@
 # config/<flavour>.config; every line of the fragments must survive Kconfig,
 # or the build stops and names the lines that did not.
 #
-# Usage: scripts/build-kernel.sh release|debug
+# Usage: scripts/build-kernel.sh release|debug [OUTDIR [MAKE-ARGS...]]
+#   OUTDIR defaults to build/out-<flavour>; MAKE-ARGS (default: bzImage)
+#   let scripts/check.sh build just drivers/pci/ with C=2 W=1 in its own dir.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-flavour=${1:?usage: build-kernel.sh release|debug}
+flavour=${1:?usage: build-kernel.sh release|debug [OUTDIR [MAKE-ARGS...]]}
 tree=$top/build/linux-source-6.12
-out=$top/build/out-$flavour
-frags="$top/config/base.config $top/config/$flavour.config"
+out=${2:-$top/build/out-$flavour}
+shift $(( $# < 2 ? $# : 2 ))
+[ $# -gt 0 ] || set -- bzImage
+frags=("$top/config/base.config" "$top/config/$flavour.config")
 
 [ -f "$top/config/$flavour.config" ] || { echo "build-kernel: no flavour '$flavour' (release, debug)" >&2; exit 2; }
 "$top/scripts/prepare-tree.sh"
 mkdir -p "$out"
+out=$(cd "$out" && pwd)	# kbuild needs an absolute O=
 
 # Reconfigure only when a fragment changed, so a rebuild stays incremental.
 merged=$out/fragments.config
-if ! cat $frags | cmp -s - "$merged" || [ ! -f "$out/.config" ]; then
+if ! cat "${frags[@]}" | cmp -s - "$merged" || [ ! -f "$out/.config" ]; then
 	rm -f "$merged"
-	cat $frags > "$merged.new"
+	cat "${frags[@]}" > "$merged.new"
 	make -s -C "$tree" O="$out" KCONFIG_ALLCONFIG="$merged.new" allnoconfig
 	missing=""
 	while IFS= read -r line; do
@@ -43,5 +48,5 @@ if ! cat $frags | cmp -s - "$merged" || [ ! -f "$out/.config" ]; then
 fi
 
 start=$(date +%s)
-make -s -C "$tree" O="$out" -j"$(nproc)" bzImage
-echo "build-kernel: $flavour bzImage ready in $(( $(date +%s) - start )) s"
+make -s -C "$tree" O="$out" -j"$(nproc)" "$@"
+echo "build-kernel: $flavour $* ready in $(( $(date +%s) - start )) s"

@@ -7,12 +7,12 @@ set -euo pipefail
 
 pkgs="linux-source-6.12 qemu-system-x86 busybox-static fio nvme-cli pciutils
       gcc make bc bison flex libelf-dev libssl-dev dwarves cpio xz-utils kmod
-      rsync python3 perl sparse"
+      rsync python3 perl sparse shellcheck python3-sphinx"
 missing=$(for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || echo "$p"
 done)
 [ -z "$missing" ] && exit 0
-missing=$(echo $missing)
+missing=${missing//$'\n'/ }
 if [ "$(id -u)" != 0 ]; then
 	echo "deps: missing Debian packages: $missing" >&2
 	echo "deps: install them as root: apt-get install $missing" >&2
