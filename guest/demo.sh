@@ -16,9 +16,11 @@ mib=16
 fail() { echo "make run: FAILED: $*"; exit 1; }
 
 mem_bdf=$(nvme_bdf "$P2P_MEM") || fail "no provider $P2P_MEM"
-src_bdf=$(nvme_bdf "$P2P_SRC") && dst_bdf=$(nvme_bdf "$P2P_DST") || fail "devices missing"
-src=$(nvme_blk "$P2P_SRC") && dst=$(nvme_blk "$P2P_DST") && mem=$(nvme_blk "$P2P_MEM") ||
-	fail "namespaces missing"
+src_bdf=$(nvme_bdf "$P2P_SRC") || fail "no source $P2P_SRC"
+dst_bdf=$(nvme_bdf "$P2P_DST") || fail "no destination $P2P_DST"
+src=$(nvme_blk "$P2P_SRC") || fail "no namespace on $P2P_SRC"
+dst=$(nvme_blk "$P2P_DST") || fail "no namespace on $P2P_DST"
+mem=$(nvme_blk "$P2P_MEM") || fail "no namespace on $P2P_MEM"
 
 echo "== P2P providers (PCI address, bytes)"
 p2p_providers
@@ -28,7 +30,6 @@ for c in "$P2P_SRC:$src_bdf" "$P2P_DST:$dst_bdf"; do
 done
 
 dd if=/dev/urandom of=/tmp/pattern bs=1M count=$mib status=none
-soff=0
 dd if=/tmp/pattern of="$src" bs=1M oflag=direct conv=fsync status=none || fail "writing the pattern to $src"
 
 echo "== O_DIRECT copy of $mib MiB: $src -> P2P memory of $mem_bdf -> $dst"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
 #
 # Shell helpers for guest scripts: find devices by NVMe serial, never by
 # nvmeN name (enumeration order changes with the CPU model).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2317  # the topology helpers are called from a sourced file
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boot a built kernel in QEMU (q35) on a named topology and run one command
@@ -43,7 +44,7 @@ set -- "$cmd" "$@"
 topo_file=$top/qemu/topologies/$topo.sh
 if [ ! -f "$topo_file" ]; then
 	echo "qemu/run.sh: unknown topology '$topo'; valid ones:" \
-		"$(cd "$top/qemu/topologies" && ls ./*.sh | sed 's|^\./||; s|\.sh$||' | tr '\n' ' ')" >&2
+		"$(find "$top/qemu/topologies" -name '*.sh' -printf '%f\n' | sed 's/\.sh$//' | sort | tr '\n' ' ')" >&2
 	exit 2
 fi
 kernel=$top/build/out-$flavour/arch/x86/boot/bzImage
@@ -100,7 +101,7 @@ timeout -k 10 "$timeout" qemu-system-x86_64 \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
 	-serial "file:$run/console.log" -serial "file:$run/output.log" \
-	"${qargs[@]}" ${QEMU_EXTRA:-} || rc=$?
+	"${qargs[@]}" ${QEMU_EXTRA:+$QEMU_EXTRA} || rc=$?
 
 sleep 0.3
 [ "$stream" = 1 ] && kill "$tailer" 2>/dev/null

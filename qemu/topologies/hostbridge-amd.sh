@@ -1,6 +1,8 @@
+# shellcheck shell=bash
+# Sourced by qemu/run.sh, which defines dev, nvme, cpu and guest_env.
 # The hostbridge topology with an AMD Zen guest CPU, whose root complex
 # routes P2P between host bridges: the same paths are allowed.
-# shellcheck source=hostbridge.sh
+# shellcheck source=qemu/topologies/hostbridge.sh
 . "$(dirname "${BASH_SOURCE[0]}")/hostbridge.sh"
 cpu EPYC,vendor=AuthenticAMD
 # Later guest_env lines win: the kernel hands init the last value.

@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# Sourced by qemu/run.sh, which defines dev, nvme, cpu and guest_env.
 # An NVMe with a CMB behind a second host bridge (pxb-pcie, root bus 0x80)
 # and one on pcie.0. Every P2P path between them crosses the host bridges:
 # refused on an Intel guest CPU with the q35 host bridge, allowed on AMD Zen.

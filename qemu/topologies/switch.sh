@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# Sourced by qemu/run.sh, which defines dev, nvme, cpu and guest_env.
 # Two NVMe controllers with a CMB below one PCIe switch (x3130), a third
 # NVMe on another root port. p2pA reaches p2pB's CMB by bus address;
 # p2pC has to go through the host bridge.
