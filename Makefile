@@ -42,4 +42,5 @@ patch: deps
 	@scripts/make-patch.sh
 
 clean:
-	rm -rf build/out-* build/runs build/bin build/accel build/last-run
+	rm -rf build/out-* build/runs build/bin build/accel build/last-run build/run-*.out \
+		build/patch-* build/patches build/sphinx-check
