@@ -73,7 +73,7 @@ static inline struct p2p_region *to_p2p_region(struct dev_pagemap *pgmap)
 /* Why a client cannot use a provider's memory; P2P_REACHABLE if it can. */
 enum p2p_refusal {
 	P2P_REACHABLE,
-	P2P_NOT_PCI,			/* the client is not a PCI function */
+	P2P_NOT_PCI,			/* no PCI function at or above the client */
 	P2P_HOST_BRIDGE_UNKNOWN,	/* host bridge not known to route P2P */
 	P2P_HOST_BRIDGES_DIFFER,	/* host bridge routes P2P only within itself */
 };
@@ -286,6 +286,19 @@ static unsigned long p2p_client_key(struct pci_dev *client)
 }
 
 /*
+ * The PCI function that does a client's DMA: the client itself or its
+ * closest PCI ancestor (nvmet passes a namespace's gendisk, RDMA an
+ * ib_device). NULL if there is none.
+ */
+static struct pci_dev *p2p_client_pci_dev(struct device *client)
+{
+	for (; client; client = client->parent)
+		if (dev_is_pci(client))
+			return to_pci_dev(client);
+	return NULL;
+}
+
+/*
  * The route from @provider to @client, from the provider's cache when it
  * has one. Safe in atomic context: nothing here sleeps.
  */
@@ -297,13 +310,13 @@ static void p2p_route_lookup(struct pci_dev *provider, struct device *client,
 	unsigned long key, flags;
 	void *entry = NULL;
 
-	if (!dev_is_pci(client)) {
+	cdev = p2p_client_pci_dev(client);
+	if (!cdev) {
 		memset(r, 0, sizeof(*r));
 		r->map = PCI_P2PDMA_MAP_NOT_SUPPORTED;
 		r->why = P2P_NOT_PCI;
 		return;
 	}
-	cdev = to_pci_dev(client);
 	key = p2p_client_key(cdev);
 
 	rcu_read_lock();
@@ -354,14 +367,16 @@ static const char *p2p_map_type_name(enum pci_p2pdma_map_type map)
 static void p2p_route_reason(struct pci_dev *provider, struct device *client,
 			     char *buf, size_t len)
 {
+	struct pci_dev *cdev = p2p_client_pci_dev(client);
 	struct p2p_route r;
 	int n = 0;
 
-	if (!dev_is_pci(client)) {
-		scnprintf(buf, len, "%s is not a PCI device", dev_name(client));
+	if (!cdev) {
+		scnprintf(buf, len, "%s is not a PCI device nor below one",
+			  dev_name(client));
 		return;
 	}
-	p2p_route_compute(provider, to_pci_dev(client), &r);
+	p2p_route_compute(provider, cdev, &r);
 	if (r.acs_bridge)
 		n = scnprintf(buf, len, "ACS redirect on %s forces the host bridge path; ",
 			      pci_name(r.acs_bridge));
@@ -393,7 +408,9 @@ static void p2p_log_refusal(struct pci_dev *provider, struct device *client)
  * pci_p2pdma_distance_many() - how far a set of clients is from a provider
  * @provider: PCI device whose BAR memory would be used; it need not have
  *	registered any P2P memory
- * @clients: devices that would DMA to or from that memory
+ * @clients: devices that would DMA to or from that memory; a client that
+ *	is not itself a PCI function (a gendisk, an ib_device) stands for
+ *	its closest PCI ancestor
  * @num_clients: number of entries in @clients; 0 or less means no client
  * @verbose: log one line per refused client, naming both devices and the
  *	reason (the ACS-redirecting bridge or the host bridge that refuses)
@@ -413,8 +430,8 @@ static void p2p_log_refusal(struct pci_dev *provider, struct device *client)
  * Return: the sum over all clients of the number of links between the
  * provider and the client (0 when the client is the provider itself; a
  * route through the root complex adds 1024 per host bridge it uses), or
- * -1 if any client cannot reach the provider (including a client that is
- * not a PCI device). An empty set of clients returns 0.
+ * -1 if any client cannot reach the provider (including a client with no
+ * PCI function at or above it). An empty set of clients returns 0.
  */
 int pci_p2pdma_distance_many(struct pci_dev *provider, struct device **clients,
 			     int num_clients, bool verbose)
