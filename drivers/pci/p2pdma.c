@@ -1054,6 +1054,19 @@ static DEVICE_ATTR_RO(published);
  * The mapping is not inherited across fork() (VM_DONTCOPY) and cannot
  * grow (VM_DONTEXPAND).
  */
+/*
+ * Every page is inserted at mmap time, so a fault means the mapping was
+ * revoked by an unbind (or never filled): never hand out other memory.
+ */
+static vm_fault_t p2pmem_fault(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGBUS;
+}
+
+static const struct vm_operations_struct p2pmem_vm_ops = {
+	.fault = p2pmem_fault,
+};
+
 static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
 				struct bin_attribute *attr,
 				struct vm_area_struct *vma)
@@ -1082,6 +1095,7 @@ static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
 		return -ENOMEM;
 	}
 
+	vma->vm_ops = &p2pmem_vm_ops;
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	/* Same memory type as the kernel's mapping of the BAR (uncached). */
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
