@@ -43,6 +43,9 @@ for f in $overlay; do
 	fi
 done
 
+# The KUnit suites, which p2pdma.c includes under PCI_P2PDMA_KUNIT_TEST.
+ln -sfn "$top/kunit" "$tree/drivers/pci/p2pdma-kunit"
+
 # Replace the tree's PCI_P2PDMA Kconfig entry by a 'source' of ours.
 kc=$tree/drivers/pci/Kconfig
 ln -sfn "$top/Kconfig" "$tree/drivers/pci/Kconfig.p2pdma"

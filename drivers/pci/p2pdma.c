@@ -124,12 +124,21 @@ static const struct {
 	{ PCI_VENDOR_ID_INTEL, 0x09a2, false },
 };
 
+#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
+/* KUnit: -1 follows the CPU, 0 or 1 forces the CPU rule off or on. */
+static int p2p_kunit_cpu_rule = -1;
+#endif
+
 /*
  * AMD Zen (family 17h) and later route P2P between all their root ports
  * and host bridges, whatever the host bridge device IDs say.
  */
 static bool p2p_cpu_routes_p2p(void)
 {
+#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
+	if (p2p_kunit_cpu_rule >= 0)
+		return p2p_kunit_cpu_rule;
+#endif
 #ifdef CONFIG_X86
 	return boot_cpu_data.x86_vendor == X86_VENDOR_AMD &&
 	       boot_cpu_data.x86 >= 0x17;
@@ -349,7 +358,7 @@ static void p2p_route_lookup(struct pci_dev *provider, struct device *client,
 	rcu_read_unlock();
 }
 
-static const char *p2p_map_type_name(enum pci_p2pdma_map_type map)
+static const char * __maybe_unused p2p_map_type_name(enum pci_p2pdma_map_type map)
 {
 	switch (map) {
 	case PCI_P2PDMA_MAP_BUS_ADDR:
@@ -1317,3 +1326,8 @@ static int __init p2p_debugfs_init(void)
 }
 late_initcall(p2p_debugfs_init);
 #endif /* CONFIG_DEBUG_FS */
+
+#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
+/* drivers/pci/p2pdma-kunit is a link to the project's kunit/ directory. */
+#include "p2pdma-kunit/p2pdma-kunit.h"
+#endif

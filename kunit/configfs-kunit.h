@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * configfs helpers suite: pci_p2pdma_enable_store() and
+ * pci_p2pdma_enable_show() against a fake provider (P2P state, empty
+ * pool) and a fake device without P2P memory. Included by p2pdma-kunit.h.
+ */
+
+static struct fake_pci *cf_fp;
+static struct fake_fn *cf_prov, *cf_plain;
+
+static void cf_suite_exit(struct kunit_suite *suite)
+{
+	fake_pci_destroy(cf_fp);
+	cf_fp = NULL;
+}
+
+static int cf_suite_init(struct kunit_suite *suite)
+{
+	struct fake_fn *rp, *fns[2];
+	struct fake_host *h;
+	int ret = -ENOMEM;
+
+	cf_fp = fake_pci_create();
+	if (!cf_fp)
+		return -ENOMEM;
+	h = fake_host_add(cf_fp, 0x00, FAKE_VENDOR, 0x0001, HB_CLASS);
+	rp = h ? fake_root_port(h) : NULL;
+	cf_prov = rp ? fake_endpoint(rp, 2, fns) : NULL;
+	if (!cf_prov)
+		goto fail;
+	cf_plain = fns[1];
+	ret = fake_pci_scan(cf_fp);
+	if (!ret)
+		ret = pv_setup_provider(cf_prov->pdev);
+	if (!ret)
+		return 0;
+fail:
+	cf_suite_exit(suite);
+	return ret;
+}
+
+/* What to put in place of %s in an input. */
+enum cf_name { CF_NONE, CF_PROV, CF_PLAIN, CF_PROV_UPPER };
+
+/* What *p2p_dev must hold afterwards. */
+enum cf_dev { CF_UNTOUCHED, CF_NULL, CF_PROVIDER };
+
+struct store_case {
+	const char *desc;
+	const char *fmt;	/* input, with %s for a device name */
+	size_t len;		/* bytes of @fmt when it holds a NUL; else 0 */
+	enum cf_name name;
+	int ret;
+	bool use;		/* meaningful when ret == 0 */
+	enum cf_dev dev;
+};
+
+#define YES(d, s)	{ d, s, 0, CF_NONE, 0, true, CF_NULL }
+#define NO(d, s)	{ d, s, 0, CF_NONE, 0, false, CF_NULL }
+#define BAD(d, s, e)	{ d, s, 0, CF_NONE, e, false, CF_UNTOUCHED }
+
+static const struct store_case store_cases[] = {
+	YES("1", "1"), NO("0", "0"),
+	YES("y", "y"), YES("Y", "Y"), NO("n", "n"), NO("N", "N"),
+	YES("yes", "yes"), YES("YES", "YES"), YES("Yes", "Yes"),
+	NO("no", "no"), NO("NO", "NO"), NO("No", "No"),
+	YES("t", "t"), YES("T", "T"), NO("f", "f"), NO("F", "F"),
+	YES("true", "true"), YES("TRUE", "TRUE"), YES("True", "True"),
+	NO("false", "false"), NO("FALSE", "FALSE"),
+	YES("on", "on"), YES("ON", "ON"), YES("oN", "oN"),
+	NO("off", "off"), NO("OFF", "OFF"), NO("Off", "Off"),
+	YES("1-newline", "1\n"), NO("0-newline", "0\n"),
+	YES("yes-spaces", "  yes  "), NO("off-tabs-newline", "\toff\t\n"),
+	YES("on-crlf", "on\r\n"), NO("n-leading-newline", "\nn"),
+	{ "provider", "%s", 0, CF_PROV, 0, true, CF_PROVIDER },
+	{ "provider-newline", "%s\n", 0, CF_PROV, 0, true, CF_PROVIDER },
+	{ "provider-spaces", " \t%s\t\n", 0, CF_PROV, 0, true, CF_PROVIDER },
+	{ "provider-upper-case", "%s", 0, CF_PROV_UPPER, -ENODEV, false,
+	  CF_UNTOUCHED },
+	{ "no-p2p-memory", "%s", 0, CF_PLAIN, -ENODEV, false, CF_UNTOUCHED },
+	{ "no-p2p-memory-newline", "%s\n", 0, CF_PLAIN, -ENODEV, false,
+	  CF_UNTOUCHED },
+	BAD("no-such-device", "7e57:1f:00.0", -ENODEV),
+	BAD("no-such-domain", "ffff:00:00.0\n", -ENODEV),
+	BAD("colon-garbage", "a:b", -ENODEV),
+	BAD("empty", "", -EINVAL),
+	BAD("spaces-only", "   ", -EINVAL),
+	BAD("newline-only", "\n", -EINVAL),
+	BAD("31-chars", "abcdefghijklmnopqrstuvwxyz01234", -EINVAL),
+	BAD("32-chars", "abcdefghijklmnopqrstuvwxyz012345", -EINVAL),
+	BAD("32-chars-with-colon", "0000:00:00.0-abcdefghijklmnopqrs", -EINVAL),
+	BAD("long-true", "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy",
+	    -EINVAL),
+	BAD("2", "2", -EINVAL),
+	BAD("minus-1", "-1", -EINVAL),
+	BAD("yes-please", "yes please", -EINVAL),
+	BAD("o", "o", -EINVAL),
+	BAD("yess", "yess", -EINVAL),
+	BAD("binary", "\x01\x02\xff\xfe", -EINVAL),
+	BAD("high-bit", "\xe9t\xe9", -EINVAL),
+	{ "nul-inside", "on\0garbage", 10, CF_NONE, 0, true, CF_NULL },
+};
+
+static void store_case_desc(const struct store_case *c, char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(store, store_cases, store_case_desc);
+
+static unsigned int cf_refs(struct fake_fn *fn)
+{
+	return kref_read(&fn->pdev->dev.kobj.kref);
+}
+
+/* Exact return value, outputs, and no leaked device reference. */
+static void store_test(struct kunit *test)
+{
+	const struct store_case *c = test->param_value;
+	struct pci_dev *sentinel = ERR_PTR(-EFAULT), *dev = sentinel;
+	unsigned int prov_refs = cf_refs(cf_prov);
+	unsigned int plain_refs = cf_refs(cf_plain);
+	char name[32], *in;
+	bool use, init;
+	int ret, i;
+
+	in = kunit_kzalloc(test, 256, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, in);
+	strscpy(name, pci_name(c->name == CF_PLAIN ? cf_plain->pdev :
+						      cf_prov->pdev), sizeof(name));
+	if (c->name == CF_PROV_UPPER)
+		for (i = 0; name[i]; i++)
+			name[i] = toupper(name[i]);
+	if (c->len)
+		memcpy(in, c->fmt, c->len);
+	else if (c->name != CF_NONE)
+		snprintf(in, 256, c->fmt, name);
+	else
+		strscpy(in, c->fmt, 256);
+
+	/* Run twice, so that "untouched" shows with either initial value. */
+	for (init = false; ; init = true) {
+		use = init;
+		dev = sentinel;
+		ret = pci_p2pdma_enable_store(in, &dev, &use);
+		KUNIT_EXPECT_EQ(test, ret, c->ret);
+		if (c->dev == CF_UNTOUCHED) {
+			KUNIT_EXPECT_PTR_EQ(test, dev, sentinel);
+			KUNIT_EXPECT_EQ(test, use, init);
+		} else {
+			KUNIT_EXPECT_EQ(test, use, c->use);
+			KUNIT_EXPECT_PTR_EQ(test, dev, c->dev == CF_PROVIDER ?
+					    cf_prov->pdev : NULL);
+		}
+		if (c->dev == CF_PROVIDER && dev == cf_prov->pdev) {
+			KUNIT_EXPECT_EQ(test, cf_refs(cf_prov), prov_refs + 1);
+			pci_dev_put(dev);
+		}
+		KUNIT_EXPECT_EQ(test, cf_refs(cf_prov), prov_refs);
+		KUNIT_EXPECT_EQ(test, cf_refs(cf_plain), plain_refs);
+		if (init)
+			break;
+	}
+}
+
+/* Output for each state, and that it reads back as the same state. */
+static void show_test(struct kunit *test)
+{
+	char *page = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	struct pci_dev *dev;
+	bool use;
+	char want[32];
+
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_enable_show(page, NULL, false), 2);
+	KUNIT_EXPECT_STREQ(test, page, "0\n");
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_enable_show(page, cf_prov->pdev,
+						     false), 2);
+	KUNIT_EXPECT_STREQ(test, page, "0\n");
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_enable_show(page, NULL, true), 2);
+	KUNIT_EXPECT_STREQ(test, page, "1\n");
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_enable_store(page, &dev, &use), 0);
+	KUNIT_EXPECT_TRUE(test, use);
+	KUNIT_EXPECT_NULL(test, dev);
+
+	snprintf(want, sizeof(want), "%s\n", pci_name(cf_prov->pdev));
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_enable_show(page, cf_prov->pdev, true),
+			strlen(want));
+	KUNIT_EXPECT_STREQ(test, page, want);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_enable_store(page, &dev, &use), 0);
+	KUNIT_EXPECT_TRUE(test, use);
+	KUNIT_EXPECT_PTR_EQ(test, dev, cf_prov->pdev);
+	if (!IS_ERR_OR_NULL(dev))
+		pci_dev_put(dev);
+}
+
+/* Each failure says why in one line. */
+static void store_logs_test(struct kunit *test)
+{
+	struct pci_dev *dev;
+	bool use;
+	u64 mark;
+
+	mark = kunit_kmsg_mark();
+	pci_p2pdma_enable_store("", &dev, &use);
+	pci_p2pdma_enable_store("bogus", &dev, &use);
+	pci_p2pdma_enable_store("7e57:1f:00.0", &dev, &use);
+	pci_p2pdma_enable_store(pci_name(cf_plain->pdev), &dev, &use);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "p2pmem: ", NULL,
+					       NULL), 4);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "p2pmem: ",
+					       "'bogus'", NULL), 1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "p2pmem: ",
+					       "7e57:1f:00.0", NULL), 1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "no peer-to-peer",
+					       pci_name(cf_plain->pdev), NULL),
+			1);
+}
+
+static struct kunit_case p2pdma_configfs_cases[] = {
+	KUNIT_CASE_PARAM(store_test, store_gen_params),
+	KUNIT_CASE(show_test),
+	KUNIT_CASE(store_logs_test),
+	{}
+};
+
+static struct kunit_suite p2pdma_configfs_suite = {
+	.name = "p2pdma-configfs",
+	.suite_init = cf_suite_init,
+	.suite_exit = cf_suite_exit,
+	.test_cases = p2pdma_configfs_cases,
+};

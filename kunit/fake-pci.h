@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Fake PCI hierarchies for the P2PDMA KUnit suites.
+ *
+ * A test describes host bridges, root ports, switches (an upstream port
+ * and its downstream ports), endpoints, multi-function devices and SR-IOV
+ * physical functions; fake_pci_scan() numbers the buses depth first and
+ * lets the PCI core scan each host bridge through fake_pci_ops, which
+ * serves config space from memory. The result is ordinary struct pci_dev
+ * objects on pci_bus_type (so lookups by name and for_each_pci_dev() find
+ * them) that no driver binds to. fake_pci_destroy() removes and frees it
+ * all. Only one fake hierarchy exists at a time.
+ */
+#ifndef _P2PDMA_KUNIT_FAKE_PCI_H
+#define _P2PDMA_KUNIT_FAKE_PCI_H
+
+#include <linux/bitmap.h>
+#include <linux/list.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+#include <linux/unaligned.h>
+
+/* PCI domain of every fake host bridge (x86; elsewhere the core picks). */
+#define FAKE_PCI_DOMAIN		0x7e57
+#define FAKE_VENDOR		0x1de5	/* endpoints, ports, unknown hosts */
+#define FAKE_BAR_SIZE		SZ_1M
+#define FAKE_BAR_BASE		0xd0000000u
+#define FAKE_EXT_CAP		PCI_CFG_SPACE_SIZE
+#define FAKE_EXP_CAP		0x40
+/* Every ACS capability bit; the control register starts out 0. */
+#define FAKE_ACS_CAP_ALL	(PCI_ACS_SV | PCI_ACS_TB | PCI_ACS_RR | \
+				 PCI_ACS_CR | PCI_ACS_UF | PCI_ACS_EC | \
+				 PCI_ACS_DT)
+
+struct fake_pci;
+
+struct fake_host {
+	struct list_head node;
+	struct fake_pci *fp;
+#ifdef CONFIG_X86
+	struct pci_sysdata sd;
+#endif
+	struct resource busn;
+	struct pci_bus *bus;
+	struct pci_host_bridge *bridge;
+	u8 busnr;
+	u8 next_slot;
+};
+
+struct fake_fn {
+	struct list_head node;
+	struct fake_host *host;
+	struct fake_fn *up;	/* bridge above; NULL on the root bus */
+	struct fake_fn *pf;	/* for a VF: its PF */
+	struct pci_dev *pdev;	/* after fake_pci_scan(); not referenced */
+	u8 devfn;
+	u8 bus;			/* assigned by fake_pci_scan() */
+	u8 sec, sub;		/* bridges: secondary and subordinate bus */
+	u8 next_slot;		/* bridges: next device number below */
+	u16 next_ext;		/* where the next extended capability goes */
+	u16 last_ext;		/* the last one added, to link the next */
+	u16 acs;		/* ACS capability offset, 0 if none */
+	u16 sriov;		/* SR-IOV capability offset, 0 if none */
+	bool bridge;
+	u32 bar0_size;
+	DECLARE_BITMAP(wmask, PCI_CFG_SPACE_EXP_SIZE);
+	u8 cfg[PCI_CFG_SPACE_EXP_SIZE];
+};
+
+struct fake_pci {
+	struct list_head hosts;
+	struct list_head fns;
+	atomic_t reads;		/* config reads served, for cache tests */
+	u32 next_bar;
+	bool scanned;
+};
+
+/* The hierarchy that fake_pci_ops serves; tests run one at a time. */
+static struct fake_pci *fake_pci_live;
+
+static struct fake_fn *fake_pci_find(struct pci_bus *bus, unsigned int devfn)
+{
+	struct fake_pci *fp = fake_pci_live;
+	struct fake_fn *fn;
+
+	if (!fp)
+		return NULL;
+	list_for_each_entry(fn, &fp->fns, node) {
+		if (fn->bus == bus->number && fn->devfn == devfn)
+			return fn;
+	}
+	return NULL;
+}
+
+static int fake_pci_read(struct pci_bus *bus, unsigned int devfn, int where,
+			 int size, u32 *val)
+{
+	struct fake_fn *fn = fake_pci_find(bus, devfn);
+	u32 v = 0;
+	int i;
+
+	if (where < 0 || where + size > PCI_CFG_SPACE_EXP_SIZE) {
+		*val = ~0u;
+		return PCIBIOS_BAD_REGISTER_NUMBER;
+	}
+	if (!fn) {
+		*val = size == 4 ? ~0u : (1u << (size * 8)) - 1;
+		return PCIBIOS_DEVICE_NOT_FOUND;
+	}
+	atomic_inc(&fake_pci_live->reads);
+	for (i = size - 1; i >= 0; i--)
+		v = (v << 8) | fn->cfg[where + i];
+	*val = v;
+	return PCIBIOS_SUCCESSFUL;
+}
+
+static int fake_pci_write(struct pci_bus *bus, unsigned int devfn, int where,
+			  int size, u32 val)
+{
+	struct fake_fn *fn = fake_pci_find(bus, devfn);
+	int i;
+
+	if (!fn)
+		return PCIBIOS_DEVICE_NOT_FOUND;
+	if (where < 0 || where + size > PCI_CFG_SPACE_EXP_SIZE)
+		return PCIBIOS_BAD_REGISTER_NUMBER;
+
+	/* BAR 0 of an endpoint decodes fn->bar0_size bytes of memory. */
+	if (!fn->bridge && where == PCI_BASE_ADDRESS_0 && size == 4) {
+		val &= ~(fn->bar0_size - 1) & PCI_BASE_ADDRESS_MEM_MASK;
+		if (!fn->bar0_size)
+			val = 0;
+		put_unaligned_le32(val, &fn->cfg[where]);
+		return PCIBIOS_SUCCESSFUL;
+	}
+	for (i = 0; i < size; i++, val >>= 8)
+		if (test_bit(where + i, fn->wmask))
+			fn->cfg[where + i] = val & 0xff;
+	return PCIBIOS_SUCCESSFUL;
+}
+
+static struct pci_ops fake_pci_ops = {
+	.read = fake_pci_read,
+	.write = fake_pci_write,
+};
+
+static void fake_cfg_w8(struct fake_fn *fn, int off, u8 v)
+{
+	fn->cfg[off] = v;
+}
+
+static void fake_cfg_w16(struct fake_fn *fn, int off, u16 v)
+{
+	put_unaligned_le16(v, &fn->cfg[off]);
+}
+
+static void fake_cfg_w32(struct fake_fn *fn, int off, u32 v)
+{
+	put_unaligned_le32(v, &fn->cfg[off]);
+}
+
+static void fake_writable(struct fake_fn *fn, int off, int len)
+{
+	bitmap_set(fn->wmask, off, len);
+}
+
+static struct fake_pci *fake_pci_create(void)
+{
+	struct fake_pci *fp;
+
+	if (WARN_ON(fake_pci_live))
+		return NULL;
+	fp = kzalloc(sizeof(*fp), GFP_KERNEL);
+	if (!fp)
+		return NULL;
+	INIT_LIST_HEAD(&fp->hosts);
+	INIT_LIST_HEAD(&fp->fns);
+	fp->next_bar = FAKE_BAR_BASE;
+	fake_pci_live = fp;
+	return fp;
+}
+
+/* The PCIe port types of fake_fn_add(); -1 for a conventional function. */
+static struct fake_fn *fake_fn_add(struct fake_host *h, struct fake_fn *up,
+				   u8 devfn, bool bridge, int pcie_type,
+				   u16 vendor, u16 device, u32 class)
+{
+	struct fake_fn *fn = kzalloc(sizeof(*fn), GFP_KERNEL);
+
+	if (!fn)
+		return NULL;
+	fn->host = h;
+	fn->up = up;
+	fn->devfn = devfn;
+	fn->bridge = bridge;
+	fn->next_ext = FAKE_EXT_CAP;
+
+	fake_cfg_w16(fn, PCI_VENDOR_ID, vendor);
+	fake_cfg_w16(fn, PCI_DEVICE_ID, device);
+	fake_cfg_w32(fn, PCI_CLASS_REVISION, class << 8 | 0x01);
+	fake_cfg_w8(fn, PCI_HEADER_TYPE, bridge ? PCI_HEADER_TYPE_BRIDGE :
+						  PCI_HEADER_TYPE_NORMAL);
+	fake_writable(fn, PCI_COMMAND, 2);
+	fake_writable(fn, PCI_CACHE_LINE_SIZE, 2);
+	fake_writable(fn, PCI_BIST, 1);
+	fake_writable(fn, PCI_INTERRUPT_LINE, 1);
+
+	if (bridge) {
+		/* Bus numbers are writable; no I/O or prefetchable window. */
+		fake_writable(fn, PCI_PRIMARY_BUS, 4);
+		fake_writable(fn, PCI_MEMORY_BASE, 4);
+		fake_writable(fn, PCI_BRIDGE_CONTROL, 2);
+		fake_cfg_w16(fn, PCI_MEMORY_BASE, 0xfff0);	/* disabled */
+	} else if (vendor) {
+		fn->bar0_size = FAKE_BAR_SIZE;
+		fake_cfg_w32(fn, PCI_BASE_ADDRESS_0, h->fp->next_bar);
+		h->fp->next_bar += FAKE_BAR_SIZE;
+	}
+
+	if (pcie_type >= 0) {
+		int cap = FAKE_EXP_CAP;
+
+		fake_cfg_w16(fn, PCI_STATUS, PCI_STATUS_CAP_LIST);
+		fake_cfg_w8(fn, PCI_CAPABILITY_LIST, cap);
+		fake_cfg_w8(fn, cap + PCI_CAP_LIST_ID, PCI_CAP_ID_EXP);
+		fake_cfg_w16(fn, cap + PCI_EXP_FLAGS,
+			     2 | (pcie_type << 4));	/* version 2 */
+		fake_writable(fn, cap + PCI_EXP_DEVCTL, 2);
+		fake_writable(fn, cap + PCI_EXP_LNKCTL, 2);
+		fake_writable(fn, cap + PCI_EXP_SLTCTL, 2);
+		fake_writable(fn, cap + PCI_EXP_RTCTL, 2);
+		fake_writable(fn, cap + PCI_EXP_DEVCTL2, 2);
+		fake_writable(fn, cap + PCI_EXP_LNKCTL2, 2);
+	}
+	list_add_tail(&fn->node, &h->fp->fns);
+	return fn;
+}
+
+/*
+ * A host bridge whose root bus is @busnr. @vendor/@device, when @vendor is
+ * not 0, describe the function at devfn 0 of the root bus, of class
+ * @class: what identifies the root complex.
+ */
+static struct fake_host *fake_host_add(struct fake_pci *fp, u8 busnr,
+				       u16 vendor, u16 device, u32 class)
+{
+	struct fake_host *h = kzalloc(sizeof(*h), GFP_KERNEL);
+
+	if (!h)
+		return NULL;
+	h->fp = fp;
+	h->busnr = busnr;
+	h->next_slot = 1;
+	list_add_tail(&h->node, &fp->hosts);
+	if (vendor && !fake_fn_add(h, NULL, PCI_DEVFN(0, 0), false, -1,
+				   vendor, device, class))
+		return NULL;
+	return h;
+}
+
+/* Where the next device goes: below @up, or on @h's root bus. */
+static u8 fake_next_devfn(struct fake_host *h, struct fake_fn *up)
+{
+	u8 *slot = up ? &up->next_slot : &h->next_slot;
+
+	return PCI_DEVFN((*slot)++, 0);
+}
+
+/* A PCIe bridge of @type (root port, upstream or downstream port). */
+static struct fake_fn *fake_bridge_add(struct fake_host *h,
+				       struct fake_fn *up, int type)
+{
+	return fake_fn_add(h, up, fake_next_devfn(h, up), true, type,
+			   FAKE_VENDOR, 0x1000 + type, PCI_CLASS_BRIDGE_PCI << 8);
+}
+
+static struct fake_fn *fake_root_port(struct fake_host *h)
+{
+	return fake_bridge_add(h, NULL, PCI_EXP_TYPE_ROOT_PORT);
+}
+
+/*
+ * A switch below @up: its upstream port, and @n downstream ports stored
+ * in @dsp.
+ */
+static struct fake_fn *fake_switch(struct fake_fn *up, int n,
+				   struct fake_fn **dsp)
+{
+	struct fake_fn *usp = fake_bridge_add(up->host, up,
+					      PCI_EXP_TYPE_UPSTREAM);
+	int i;
+
+	for (i = 0; usp && i < n; i++) {
+		dsp[i] = fake_bridge_add(up->host, usp,
+					 PCI_EXP_TYPE_DOWNSTREAM);
+		if (!dsp[i])
+			return NULL;
+	}
+	return usp;
+}
+
+/*
+ * An endpoint device below @up with @nfn functions, stored in @fns (fns[0]
+ * when @nfn is 1 may be NULL: the function is returned).
+ */
+static struct fake_fn *fake_endpoint(struct fake_fn *up, int nfn,
+				     struct fake_fn **fns)
+{
+	u8 devfn = fake_next_devfn(up->host, up);
+	struct fake_fn *fn = NULL;
+	int i;
+
+	for (i = 0; i < nfn; i++) {
+		fn = fake_fn_add(up->host, up, devfn + i, false,
+				 PCI_EXP_TYPE_ENDPOINT, FAKE_VENDOR, 0x2000,
+				 PCI_CLASS_MEMORY_OTHER << 8);
+		if (!fn)
+			return NULL;
+		if (nfn > 1 && i == 0)
+			fn->cfg[PCI_HEADER_TYPE] |= PCI_HEADER_TYPE_MFD;
+		if (fns)
+			fns[i] = fn;
+	}
+	return fns ? fns[0] : fn;
+}
+
+/* Start a new extended capability of @size bytes; returns its offset. */
+static u16 fake_ext_cap(struct fake_fn *fn, u16 id, u8 ver, u16 size)
+{
+	u16 pos = fn->next_ext;
+
+	if (fn->last_ext)
+		fake_cfg_w32(fn, fn->last_ext,
+			     get_unaligned_le32(&fn->cfg[fn->last_ext]) |
+			     pos << 20);
+	fake_cfg_w32(fn, pos, id | ver << 16);
+	fn->last_ext = pos;
+	fn->next_ext = pos + size;
+	return pos;
+}
+
+/* An ACS capability with every feature; control starts out all off. */
+static void fake_add_acs(struct fake_fn *fn)
+{
+	fn->acs = fake_ext_cap(fn, PCI_EXT_CAP_ID_ACS, 1, 8);
+	fake_cfg_w16(fn, fn->acs + PCI_ACS_CAP, FAKE_ACS_CAP_ALL);
+	fake_writable(fn, fn->acs + PCI_ACS_CTRL, 2);
+}
+
+/* Set the ACS control register the way firmware or an admin would. */
+static void fake_set_acs_ctrl(struct fake_fn *fn, u16 ctrl)
+{
+	if (fn->acs)
+		fake_cfg_w16(fn, fn->acs + PCI_ACS_CTRL, ctrl);
+}
+
+/*
+ * Make @pf an SR-IOV physical function with one VF (offset 1, stride 1,
+ * no VF BARs) and return the VF's config space. fake_pci_scan() creates
+ * the VF with pci_iov_add_virtfn(); @pf must be the only function of its
+ * device so that the bus scan does not find the VF as function 1.
+ */
+static struct fake_fn *fake_add_sriov(struct fake_fn *pf)
+{
+	struct fake_fn *vf;
+	u16 pos;
+
+	pos = fake_ext_cap(pf, PCI_EXT_CAP_ID_SRIOV, 1, 0x40);
+	pf->sriov = pos;
+	fake_cfg_w16(pf, pos + PCI_SRIOV_INITIAL_VF, 1);
+	fake_cfg_w16(pf, pos + PCI_SRIOV_TOTAL_VF, 1);
+	fake_cfg_w16(pf, pos + PCI_SRIOV_VF_OFFSET, 1);
+	fake_cfg_w16(pf, pos + PCI_SRIOV_VF_STRIDE, 1);
+	fake_cfg_w16(pf, pos + PCI_SRIOV_VF_DID, 0x2001);
+	fake_cfg_w32(pf, pos + PCI_SRIOV_SUP_PGSIZE, 1);	/* 4 KiB */
+	fake_writable(pf, pos + PCI_SRIOV_CTRL, 2);
+	fake_writable(pf, pos + PCI_SRIOV_NUM_VF, 2);
+	fake_writable(pf, pos + PCI_SRIOV_SYS_PGSIZE, 4);
+
+	vf = fake_fn_add(pf->host, pf->up, pf->devfn + 1, false,
+			 PCI_EXP_TYPE_ENDPOINT, 0xffff, 0xffff,
+			 PCI_CLASS_MEMORY_OTHER << 8);
+	if (vf) {
+		vf->pf = pf;
+		vf->bar0_size = 0;
+		fake_cfg_w32(vf, PCI_BASE_ADDRESS_0, 0);
+	}
+	return vf;
+}
+
+/* Number the buses below @br depth first from @next; returns next free. */
+static u8 fake_number_buses(struct fake_pci *fp, struct fake_fn *br, u8 next)
+{
+	struct fake_fn *fn;
+
+	br->sec = next++;
+	list_for_each_entry(fn, &fp->fns, node) {
+		if (fn->up != br)
+			continue;
+		fn->bus = br->sec;
+		if (fn->bridge)
+			next = fake_number_buses(fp, fn, next);
+	}
+	br->sub = next - 1;
+	fake_cfg_w8(br, PCI_PRIMARY_BUS, br->bus);
+	fake_cfg_w8(br, PCI_SECONDARY_BUS, br->sec);
+	fake_cfg_w8(br, PCI_SUBORDINATE_BUS, br->sub);
+	return next;
+}
+
+static void fake_pci_destroy(struct fake_pci *fp);
+
+/* Have the PCI core enumerate every fake host bridge. */
+static int fake_pci_scan(struct fake_pci *fp)
+{
+	struct fake_host *h;
+	struct fake_fn *fn;
+	int ret = 0;
+
+	list_for_each_entry(h, &fp->hosts, node) {
+		u8 next = h->busnr + 1;
+
+		list_for_each_entry(fn, &fp->fns, node) {
+			if (fn->host != h || fn->up)
+				continue;
+			fn->bus = h->busnr;
+			if (fn->bridge)
+				next = fake_number_buses(fp, fn, next);
+		}
+		h->busn.name = "fake PCI buses";
+		h->busn.start = h->busnr;
+		h->busn.end = next - 1;
+		h->busn.flags = IORESOURCE_BUS;
+	}
+
+	pci_lock_rescan_remove();
+	list_for_each_entry(h, &fp->hosts, node) {
+		LIST_HEAD(resources);
+		void *sysdata = NULL;
+
+#ifdef CONFIG_X86
+		h->sd.domain = FAKE_PCI_DOMAIN;
+		h->sd.node = NUMA_NO_NODE;
+		sysdata = &h->sd;
+#endif
+		pci_add_resource(&resources, &h->busn);
+		h->bus = pci_scan_root_bus(NULL, h->busnr, &fake_pci_ops,
+					   sysdata, &resources);
+		if (!h->bus) {
+			pci_free_resource_list(&resources);
+			ret = -ENODEV;
+			break;
+		}
+		h->bridge = to_pci_host_bridge(h->bus->bridge);
+	}
+	pci_unlock_rescan_remove();
+	fp->scanned = true;
+	if (ret)
+		return ret;
+
+	list_for_each_entry(fn, &fp->fns, node) {
+		if (fn->pf)
+			continue;
+		fn->pdev = pci_get_slot(fn->up ? fn->up->pdev->subordinate :
+					fn->host->bus, fn->devfn);
+		if (!fn->pdev)
+			return -ENODEV;
+		pci_dev_put(fn->pdev);	/* it lives until fake_pci_destroy() */
+		/* Whatever pci_enable_acs() did, the test decides. */
+		fake_set_acs_ctrl(fn, 0);
+	}
+	list_for_each_entry(fn, &fp->fns, node) {
+		if (!fn->pf)
+			continue;
+		if (!IS_ENABLED(CONFIG_PCI_IOV) || !fn->pf->pdev->is_physfn)
+			return -EOPNOTSUPP;
+		ret = pci_iov_add_virtfn(fn->pf->pdev, 0);
+		if (ret)
+			return ret;
+		fn->pdev = pci_get_slot(fn->pf->pdev->bus, fn->devfn);
+		if (!fn->pdev)
+			return -ENODEV;
+		pci_dev_put(fn->pdev);
+	}
+	return 0;
+}
+
+/* Remove every fake device and host bridge, and free the description. */
+static void fake_pci_destroy(struct fake_pci *fp)
+{
+	struct fake_host *h, *htmp;
+	struct fake_fn *fn, *tmp;
+
+	if (!fp)
+		return;
+	list_for_each_entry(fn, &fp->fns, node)
+		if (fn->pf && fn->pdev)
+			pci_iov_remove_virtfn(fn->pf->pdev, 0);
+
+	pci_lock_rescan_remove();
+	list_for_each_entry(h, &fp->hosts, node) {
+		if (!h->bus)
+			continue;
+		pci_stop_root_bus(h->bus);
+		pci_remove_root_bus(h->bus);
+		put_device(&h->bridge->dev);
+	}
+	pci_unlock_rescan_remove();
+
+	list_for_each_entry_safe(fn, tmp, &fp->fns, node) {
+		list_del(&fn->node);
+		kfree(fn);
+	}
+	list_for_each_entry_safe(h, htmp, &fp->hosts, node) {
+		list_del(&h->node);
+		kfree(h);
+	}
+	fake_pci_live = NULL;
+	kfree(fp);
+}
+
+#endif /* _P2PDMA_KUNIT_FAKE_PCI_H */

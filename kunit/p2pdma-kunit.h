@@ -1,0 +1,930 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * KUnit suites for the P2PDMA core, included at the end of p2pdma.c under
+ * CONFIG_PCI_P2PDMA_KUNIT_TEST so that they reach its static functions
+ * (the mm/damon pattern). Every PCI device they use is fake: see
+ * fake-pci.h. Each suite builds its hierarchy in suite_init and removes
+ * it in suite_exit.
+ */
+#ifndef _P2PDMA_KUNIT_H
+#define _P2PDMA_KUNIT_H
+
+#include <kunit/device.h>
+#include <kunit/test.h>
+#include <linux/kmsg_dump.h>
+#include <linux/percpu-refcount.h>
+
+#include "fake-pci.h"
+
+#define BUS	PCI_P2PDMA_MAP_BUS_ADDR
+#define THRU	PCI_P2PDMA_MAP_THRU_HOST_BRIDGE
+#define REFUSED	PCI_P2PDMA_MAP_NOT_SUPPORTED
+#define HB	P2P_HOST_BRIDGE_COST
+
+/* Intel host bridge IDs from p2p_routing_host_bridges[]. */
+#define HB_ANY_ROOT_PORT	0x2020	/* Skylake-SP: across host bridges */
+#define HB_SAME_ONLY		0x3c00	/* Sandy Bridge-EP: within itself */
+#define HB_SAME_ONLY2		0x2f00	/* Haswell-EP: within itself */
+#define HB_CLASS		(PCI_CLASS_BRIDGE_HOST << 8)
+
+/* ------------------------------------------------------------------ */
+/* Capturing what the core logs                                        */
+/* ------------------------------------------------------------------ */
+
+/* Sequence number the next printk record will get. */
+static u64 kunit_kmsg_mark(void)
+{
+	struct kmsg_dump_iter iter;
+
+	kmsg_dump_rewind(&iter);
+	return iter.next_seq;
+}
+
+/*
+ * Count the records logged since @mark that contain every one of the
+ * non-NULL strings @a, @b and @c.
+ */
+static int kunit_kmsg_count(struct kunit *test, u64 mark, const char *a,
+			    const char *b, const char *c)
+{
+	struct kmsg_dump_iter iter;
+	size_t len;
+	char *line;
+	int n = 0;
+
+	line = kunit_kmalloc(test, 1024, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, line);
+	kmsg_dump_rewind(&iter);
+	iter.cur_seq = max(iter.cur_seq, mark);
+	while (kmsg_dump_get_line(&iter, false, line, 1023, &len)) {
+		line[len] = '\0';
+		if (strstr(line, a) && (!b || strstr(line, b)) &&
+		    (!c || strstr(line, c)))
+			n++;
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Routes: map type and distance on one rich fake hierarchy             */
+/* ------------------------------------------------------------------ */
+
+/* Named functions of the route hierarchy. */
+enum rt_node {
+	/* host bridge 7e57:00, Intel 0x2020 (routes between root ports) */
+	RP1, USP0, DSP0A, DSP0B, DSP0C, DSP0D, EPA, EPB,
+	USP1, DSP1A, EPC, USP2, DSP2A, EPD,
+	RP2, EPM0, EPM1, EPM2,
+	RP3, EPE,
+	RP4, PF, VF,
+	RP5, USP5, DSP5A, PF5, VF5,
+	/* 7e57:40, Intel 0x2020 */
+	K2RP, EPK2,
+	/* 7e57:80, Intel 0x3c00 (same host bridge only) */
+	S1RP1, EPS1, S1RP2, EPS2,
+	/* 7e57:90, Intel 0x2f00 (same host bridge only) */
+	S2RP, EPS3,
+	/* 7e57:a0, host bridge not in the table */
+	URP1, EPU1, URP2, UUSP, UDSP1, UDSP2, EPU2, EPU3,
+	/* 7e57:c0, nothing at devfn 0 */
+	NRP1, EPN1, NRP2, EPN2,
+	/* 7e57:e0, Intel 0x2020 at devfn 0 but not of host bridge class */
+	CRP1, EPC1, CRP2, EPC2,
+	RT_NODES,
+	NONE = RT_NODES,
+};
+
+static struct fake_pci *rt_fp;
+static struct fake_fn *rt[RT_NODES];
+
+static int rt_build(struct fake_pci *fp)
+{
+	struct fake_host *h;
+	struct fake_fn *d[4];
+
+	/* 7e57:00: the main host bridge. */
+	h = fake_host_add(fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
+			  HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[RP1] = fake_root_port(h);
+	if (!rt[RP1])
+		return -ENOMEM;
+	rt[USP0] = fake_switch(rt[RP1], 4, d);
+	if (!rt[USP0])
+		return -ENOMEM;
+	rt[DSP0A] = d[0];
+	rt[DSP0B] = d[1];
+	rt[DSP0C] = d[2];
+	rt[DSP0D] = d[3];
+	rt[EPA] = fake_endpoint(rt[DSP0A], 1, NULL);
+	rt[EPB] = fake_endpoint(rt[DSP0B], 1, NULL);
+	rt[USP1] = fake_switch(rt[DSP0C], 1, &rt[DSP1A]);
+	rt[EPC] = fake_endpoint(rt[DSP1A], 1, NULL);
+	rt[USP2] = fake_switch(rt[DSP0D], 1, &rt[DSP2A]);
+	rt[EPD] = fake_endpoint(rt[DSP2A], 1, NULL);
+	rt[RP2] = fake_root_port(h);
+	if (!rt[RP2] || !fake_endpoint(rt[RP2], 3, &rt[EPM0]))
+		return -ENOMEM;
+	rt[RP3] = fake_root_port(h);
+	rt[EPE] = fake_endpoint(rt[RP3], 1, NULL);
+	rt[RP4] = fake_root_port(h);
+	rt[PF] = fake_endpoint(rt[RP4], 1, NULL);
+	rt[RP5] = fake_root_port(h);
+	rt[USP5] = fake_switch(rt[RP5], 1, &rt[DSP5A]);
+	rt[PF5] = fake_endpoint(rt[DSP5A], 1, NULL);
+
+	/* 7e57:40 */
+	h = fake_host_add(fp, 0x40, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
+			  HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[K2RP] = fake_root_port(h);
+	rt[EPK2] = fake_endpoint(rt[K2RP], 1, NULL);
+
+	/* 7e57:80 */
+	h = fake_host_add(fp, 0x80, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY,
+			  HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[S1RP1] = fake_root_port(h);
+	rt[EPS1] = fake_endpoint(rt[S1RP1], 1, NULL);
+	rt[S1RP2] = fake_root_port(h);
+	rt[EPS2] = fake_endpoint(rt[S1RP2], 1, NULL);
+
+	/* 7e57:90 */
+	h = fake_host_add(fp, 0x90, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY2,
+			  HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[S2RP] = fake_root_port(h);
+	rt[EPS3] = fake_endpoint(rt[S2RP], 1, NULL);
+
+	/* 7e57:a0 */
+	h = fake_host_add(fp, 0xa0, FAKE_VENDOR, 0x0001, HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[URP1] = fake_root_port(h);
+	rt[EPU1] = fake_endpoint(rt[URP1], 1, NULL);
+	rt[URP2] = fake_root_port(h);
+	rt[UUSP] = fake_switch(rt[URP2], 2, &rt[UDSP1]);
+	rt[EPU2] = fake_endpoint(rt[UDSP1], 1, NULL);
+	rt[EPU3] = fake_endpoint(rt[UDSP2], 1, NULL);
+
+	/* 7e57:c0 */
+	h = fake_host_add(fp, 0xc0, 0, 0, 0);
+	if (!h)
+		return -ENOMEM;
+	rt[NRP1] = fake_root_port(h);
+	rt[EPN1] = fake_endpoint(rt[NRP1], 1, NULL);
+	rt[NRP2] = fake_root_port(h);
+	rt[EPN2] = fake_endpoint(rt[NRP2], 1, NULL);
+
+	/* 7e57:e0 */
+	h = fake_host_add(fp, 0xe0, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
+			  PCI_CLASS_MEMORY_OTHER << 8);
+	if (!h)
+		return -ENOMEM;
+	rt[CRP1] = fake_root_port(h);
+	rt[EPC1] = fake_endpoint(rt[CRP1], 1, NULL);
+	rt[CRP2] = fake_root_port(h);
+	rt[EPC2] = fake_endpoint(rt[CRP2], 1, NULL);
+
+	if (IS_ENABLED(CONFIG_PCI_IOV)) {
+		rt[VF] = fake_add_sriov(rt[PF]);
+		rt[VF5] = fake_add_sriov(rt[PF5]);
+	}
+	return 0;
+}
+
+static void rt_destroy(void)
+{
+	fake_pci_destroy(rt_fp);
+	rt_fp = NULL;
+	memset(rt, 0, sizeof(rt));
+}
+
+static int rt_suite_init(struct kunit_suite *suite)
+{
+	int i, ret;
+
+	rt_fp = fake_pci_create();
+	if (!rt_fp)
+		return -ENOMEM;
+	ret = rt_build(rt_fp);
+	for (i = 0; !ret && i < RT_NODES; i++) {
+		if (i == VF || i == VF5)
+			continue;
+		if (!rt[i])
+			ret = -ENOMEM;
+		else if (rt[i]->bridge)
+			fake_add_acs(rt[i]);
+	}
+	if (!ret)
+		ret = fake_pci_scan(rt_fp);
+	if (ret)
+		rt_destroy();
+	return ret;
+}
+
+static void rt_suite_exit(struct kunit_suite *suite)
+{
+	rt_destroy();
+}
+
+/*
+ * Every case starts with ACS redirect off everywhere and the CPU rule off,
+ * whatever CPU the tests run on.
+ */
+static void rt_reset(void)
+{
+	int i;
+
+	for (i = 0; i < RT_NODES; i++)
+		if (rt[i])
+			fake_set_acs_ctrl(rt[i], 0);
+	p2p_kunit_cpu_rule = 0;
+}
+
+static int rt_init(struct kunit *test)
+{
+	rt_reset();
+	return 0;
+}
+
+static void rt_exit(struct kunit *test)
+{
+	rt_reset();
+	p2p_kunit_cpu_rule = -1;
+}
+
+static struct pci_dev *rt_dev(struct kunit *test, enum rt_node n)
+{
+	if (n == VF || n == VF5) {
+		if (!IS_ENABLED(CONFIG_PCI_IOV))
+			kunit_skip(test, "needs CONFIG_PCI_IOV");
+	}
+	KUNIT_ASSERT_NOT_NULL(test, rt[n]);
+	KUNIT_ASSERT_NOT_NULL(test, rt[n]->pdev);
+	return rt[n]->pdev;
+}
+
+#define MAX_ACS 3
+
+struct route_case {
+	const char *name;
+	enum rt_node provider, client;
+	enum rt_node acs[MAX_ACS];	/* bridges with ACS control @ctrl */
+	u16 ctrl;
+	int cpu_rule;			/* CPU routes P2P everywhere: 0 or 1 */
+	enum pci_p2pdma_map_type map;
+	unsigned int distance;		/* ignored when refused */
+};
+
+#define ACS1(b)		{ b, NONE, NONE }
+#define ACS3(a, b, c)	{ a, b, c }
+#define NOACS		ACS1(NONE)
+#define RDR		(PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC)
+#define NORDR		(PCI_ACS_SV | PCI_ACS_TB | PCI_ACS_UF | PCI_ACS_DT)
+
+/* Depths: EPA/EPB 3, EPC/EPD 5, EPM*, EPE, PF, VF and the others 1. */
+static const struct route_case route_cases[] = {
+	/* Topology alone. */
+	{ "same-function", EPA, EPA, NOACS, 0, 0, BUS, 0 },
+	{ "same-function-thru-acs", EPA, EPA, ACS1(DSP0A), RDR, 0, BUS, 0 },
+	{ "mfd-fn0-fn1", EPM0, EPM1, NOACS, 0, 0, BUS, 2 },
+	{ "mfd-fn2-fn0", EPM2, EPM0, NOACS, 0, 0, BUS, 2 },
+	{ "switch-siblings", EPA, EPB, NOACS, 0, 0, BUS, 4 },
+	{ "sibling-switches-one-rp", EPC, EPD, NOACS, 0, 0, BUS, 8 },
+	{ "switch-and-nested-switch", EPA, EPC, NOACS, 0, 0, BUS, 6 },
+	{ "root-ports-known-hb", EPA, EPE, NOACS, 0, 0, THRU, 3 + 1 + 2 + HB },
+	{ "root-ports-known-hb-mfd", EPM1, EPE, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	{ "root-ports-known-hb-cpu", EPA, EPE, NOACS, 0, 1, THRU, 3 + 1 + 2 + HB },
+	{ "root-ports-same-only-hb", EPS1, EPS2, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	{ "root-ports-unknown-hb", EPU1, EPU2, NOACS, 0, 0, REFUSED, 0 },
+	{ "root-ports-unknown-hb-cpu", EPU1, EPU2, NOACS, 0, 1, THRU, 1 + 3 + 2 + HB },
+	{ "root-ports-no-devfn0", EPN1, EPN2, NOACS, 0, 0, REFUSED, 0 },
+	{ "root-ports-no-devfn0-cpu", EPN1, EPN2, NOACS, 0, 1, THRU, 1 + 1 + 2 + HB },
+	{ "root-ports-devfn0-not-host-class", EPC1, EPC2, NOACS, 0, 0, REFUSED, 0 },
+	{ "switch-below-unknown-hb", EPU2, EPU3, NOACS, 0, 0, BUS, 4 },
+	{ "host-bridges-both-any", EPA, EPK2, NOACS, 0, 0, THRU, 3 + 1 + 2 + 2 * HB },
+	{ "host-bridges-both-any-rev", EPK2, EPE, NOACS, 0, 0, THRU, 1 + 1 + 2 + 2 * HB },
+	{ "host-bridges-any-and-same-only", EPE, EPS1, NOACS, 0, 0, REFUSED, 0 },
+	{ "host-bridges-same-only-pair", EPS1, EPS3, NOACS, 0, 0, REFUSED, 0 },
+	{ "host-bridges-same-only-pair-cpu", EPS1, EPS3, NOACS, 0, 1, THRU, 1 + 1 + 2 + 2 * HB },
+	{ "host-bridges-known-and-unknown", EPE, EPU1, NOACS, 0, 0, REFUSED, 0 },
+	{ "host-bridges-known-and-unknown-cpu", EPE, EPU1, NOACS, 0, 1, THRU, 1 + 1 + 2 + 2 * HB },
+	{ "pf-vf", PF, VF, NOACS, 0, 0, BUS, 2 },
+	{ "vf-pf", VF, PF, NOACS, 0, 0, BUS, 2 },
+	{ "pf-vf-below-switch", PF5, VF5, NOACS, 0, 0, BUS, 2 },
+	{ "vf-other-root-port", VF, EPE, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	{ "vf-switch-endpoint", VF5, EPA, NOACS, 0, 0, THRU, 3 + 3 + 2 + HB },
+
+	/* ACS on each bridge between two endpoints below one switch. */
+	{ "acs-rr-client-dsp", EPA, EPB, ACS1(DSP0B), PCI_ACS_RR, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-cr-client-dsp", EPA, EPB, ACS1(DSP0B), PCI_ACS_CR, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-ec-client-dsp", EPA, EPB, ACS1(DSP0B), PCI_ACS_EC, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-rr-provider-dsp", EPA, EPB, ACS1(DSP0A), PCI_ACS_RR, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-cr-provider-dsp", EPA, EPB, ACS1(DSP0A), PCI_ACS_CR, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-ec-provider-dsp", EPA, EPB, ACS1(DSP0A), PCI_ACS_EC, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-rr-common-usp", EPA, EPB, ACS1(USP0), PCI_ACS_RR, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-cr-common-usp", EPA, EPB, ACS1(USP0), PCI_ACS_CR, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-ec-common-usp", EPA, EPB, ACS1(USP0), PCI_ACS_EC, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-redirect-above-common", EPA, EPB, ACS1(RP1), RDR, 0, BUS, 4 },
+	{ "acs-no-redirect-bits", EPA, EPB, ACS3(DSP0A, DSP0B, USP0), NORDR, 0, BUS, 4 },
+	/* ... between two endpoints below sibling switches. */
+	{ "acs-rr-lower-dsp", EPC, EPD, ACS1(DSP1A), PCI_ACS_RR, 0, THRU, 5 + 5 + 2 + HB },
+	{ "acs-cr-lower-usp", EPC, EPD, ACS1(USP1), PCI_ACS_CR, 0, THRU, 5 + 5 + 2 + HB },
+	{ "acs-ec-lower-usp", EPC, EPD, ACS1(USP2), PCI_ACS_EC, 0, THRU, 5 + 5 + 2 + HB },
+	{ "acs-rr-upper-dsp", EPC, EPD, ACS1(DSP0D), PCI_ACS_RR, 0, THRU, 5 + 5 + 2 + HB },
+	{ "acs-ec-upper-dsp", EPC, EPD, ACS1(DSP0C), PCI_ACS_EC, 0, THRU, 5 + 5 + 2 + HB },
+	{ "acs-cr-common-upper-usp", EPC, EPD, ACS1(USP0), PCI_ACS_CR, 0, THRU, 5 + 5 + 2 + HB },
+	{ "acs-no-redirect-bits-nested", EPC, EPD, ACS3(DSP1A, USP1, USP0), NORDR, 0, BUS, 8 },
+	/* ... between functions below one root port (the common bridge). */
+	{ "acs-rr-common-root-port", EPM0, EPM1, ACS1(RP2), PCI_ACS_RR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-cr-common-root-port", EPM0, EPM1, ACS1(RP2), PCI_ACS_CR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-ec-common-root-port", EPM0, EPM1, ACS1(RP2), PCI_ACS_EC, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-no-redirect-root-port", EPM0, EPM1, ACS1(RP2), NORDR, 0, BUS, 2 },
+	{ "acs-rr-root-port-pf-vf", PF, VF, ACS1(RP4), PCI_ACS_RR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-ec-dsp-pf-vf", VF5, PF5, ACS1(DSP5A), PCI_ACS_EC, 0, THRU, 3 + 3 + 2 + HB },
+	/* Redirected traffic still needs a host bridge that routes it. */
+	{ "acs-rr-unknown-hb", EPU2, EPU3, ACS1(UDSP2), PCI_ACS_RR, 0, REFUSED, 0 },
+	{ "acs-ec-unknown-hb-cpu", EPU2, EPU3, ACS1(UUSP), PCI_ACS_EC, 1, THRU, 3 + 3 + 2 + HB },
+};
+
+static void route_case_desc(const struct route_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(route, route_cases, route_case_desc);
+
+static void route_apply(const struct route_case *c)
+{
+	int i;
+
+	for (i = 0; i < MAX_ACS; i++)
+		if (c->acs[i] != NONE)
+			fake_set_acs_ctrl(rt[c->acs[i]], c->ctrl);
+	p2p_kunit_cpu_rule = c->cpu_rule;
+}
+
+/* Map type and distance, both ways, by every entry point. */
+static void route_test(struct kunit *test)
+{
+	const struct route_case *c = test->param_value;
+	struct pci_dev *p = rt_dev(test, c->provider);
+	struct pci_dev *q = rt_dev(test, c->client);
+	struct device *client = &q->dev;
+	struct p2p_route r;
+	int want = c->map == REFUSED ? -1 : c->distance;
+
+	route_apply(c);
+
+	p2p_route_compute(p, q, &r);
+	KUNIT_EXPECT_EQ(test, r.map, c->map);
+	if (c->map != REFUSED)
+		KUNIT_EXPECT_EQ(test, r.distance, c->distance);
+
+	p2p_route_compute(q, p, &r);
+	KUNIT_EXPECT_EQ_MSG(test, r.map, c->map, "reverse direction");
+	if (c->map != REFUSED)
+		KUNIT_EXPECT_EQ_MSG(test, r.distance, c->distance,
+				    "reverse direction");
+
+	p2p_route_lookup(p, client, &r);
+	KUNIT_EXPECT_EQ(test, r.map, c->map);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &client, 1, false),
+			want);
+}
+
+/* The reason names the redirecting bridge or the refusing host bridge. */
+static void route_reason_test(struct kunit *test)
+{
+	struct pci_dev *a = rt_dev(test, EPU2), *b = rt_dev(test, EPU3);
+	char buf[160];
+
+	fake_set_acs_ctrl(rt[UDSP2], PCI_ACS_RR);
+	p2p_route_reason(a, &b->dev, buf, sizeof(buf));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(buf, pci_name(rt[UDSP2]->pdev)));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(buf, "ACS"));
+	KUNIT_EXPECT_NOT_NULL(test,
+			      strstr(buf, dev_name(&rt[EPU1]->host->bridge->dev)));
+
+	p2p_route_reason(rt_dev(test, EPE), &rt_dev(test, EPS1)->dev, buf,
+			 sizeof(buf));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(buf, "only within itself"));
+	KUNIT_EXPECT_NOT_NULL(test,
+			      strstr(buf, dev_name(&rt[EPS1]->host->bridge->dev)));
+}
+
+/* A client that is not a PCI function cannot be reached. */
+static void route_non_pci_client_test(struct kunit *test)
+{
+	struct device *dev = kunit_device_register(test, "p2pdma-non-pci");
+	struct pci_dev *p = rt_dev(test, EPA);
+	struct p2p_route r;
+	char buf[160];
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dev);
+	p2p_route_lookup(p, dev, &r);
+	KUNIT_EXPECT_EQ(test, r.map, REFUSED);
+	KUNIT_EXPECT_EQ(test, r.why, P2P_NOT_PCI);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &dev, 1, false), -1);
+	p2p_route_reason(p, dev, buf, sizeof(buf));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(buf, "not a PCI device"));
+}
+
+static void route_child_release(struct device *dev)
+{
+}
+
+/* A device below a PCI function (a gendisk, an ib_device) stands for it. */
+static void route_child_client_test(struct kunit *test)
+{
+	struct device *child = kunit_kzalloc(test, sizeof(*child), GFP_KERNEL);
+	struct pci_dev *p = rt_dev(test, EPA);
+	struct p2p_route r;
+	char buf[160];
+
+	KUNIT_ASSERT_NOT_NULL(test, child);
+	device_initialize(child);
+	child->release = route_child_release;
+	child->parent = &rt_dev(test, EPB)->dev;
+	KUNIT_ASSERT_EQ(test, dev_set_name(child, "p2pdma-child"), 0);
+
+	p2p_route_lookup(p, child, &r);
+	KUNIT_EXPECT_EQ(test, r.map, BUS);
+	KUNIT_EXPECT_EQ(test, r.distance, 4);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &child, 1, false), 4);
+
+	child->parent = &rt_dev(test, EPU1)->dev;
+	p2p_route_lookup(p, child, &r);
+	KUNIT_EXPECT_EQ(test, r.map, REFUSED);
+	KUNIT_EXPECT_EQ(test, r.why, P2P_HOST_BRIDGE_UNKNOWN);
+	p2p_route_reason(p, child, buf, sizeof(buf));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(buf, "not known to route P2P"));
+	put_device(child);
+}
+
+/* Distances add up over clients; one unreachable client refuses all. */
+static void route_many_clients_test(struct kunit *test)
+{
+	struct pci_dev *p = rt_dev(test, EPA);
+	struct device *c[4] = {
+		&rt_dev(test, EPB)->dev,	/* 4 */
+		&rt_dev(test, EPC)->dev,	/* 6 */
+		&rt_dev(test, EPA)->dev,	/* 0 */
+		&rt_dev(test, EPE)->dev,	/* 3 + 1 + 2 + HB */
+	};
+
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 3, false), 10);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 4, false),
+			10 + 6 + HB);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 0, false), 0);
+
+	c[1] = &rt_dev(test, EPU1)->dev;	/* other, unknown host bridge */
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 4, false), -1);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 1, false), 4);
+	p2p_kunit_cpu_rule = 1;
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 4, false),
+			4 + (3 + 1 + 2 + 2 * HB) + 0 + (6 + HB));
+}
+
+/* @verbose logs exactly one line per refused client, naming both. */
+static void route_verbose_test(struct kunit *test)
+{
+	struct device *np = kunit_device_register(test, "p2pdma-verbose-np");
+	struct pci_dev *p = rt_dev(test, EPE);
+	const char *pn = pci_name(p), *what = "P2PDMA to/from client";
+	struct device *c[5];
+	u64 mark;
+	int i;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, np);
+	c[0] = &rt_dev(test, EPA)->dev;		/* through host bridge */
+	c[1] = &rt_dev(test, EPS1)->dev;	/* refused: same-only */
+	c[2] = &rt_dev(test, EPM0)->dev;	/* through host bridge */
+	c[3] = &rt_dev(test, EPU2)->dev;	/* refused: unknown */
+	c[4] = np;				/* refused: not PCI */
+
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 5, true), -1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, what, pn, NULL), 3);
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_EQ_MSG(test, kunit_kmsg_count(test, mark, what, pn,
+							   dev_name(c[i])),
+				    i == 1 || i >= 3 ? 1 : 0, "client %d", i);
+
+	/* Nothing for reachable clients, nothing when not verbose. */
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 1, true),
+			3 + 1 + 2 + HB);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 5, false), -1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, what, NULL, NULL), 0);
+}
+
+/* ACS turned on after the scan is read through config space. */
+static void route_acs_cap_test(struct kunit *test)
+{
+	struct pci_dev *dsp = rt_dev(test, DSP0A), *ep = rt_dev(test, EPA);
+
+	KUNIT_EXPECT_EQ(test, dsp->acs_cap, rt[DSP0A]->acs);
+	KUNIT_EXPECT_NE(test, dsp->acs_cap, 0);
+	KUNIT_EXPECT_EQ(test, ep->acs_cap, 0);
+	KUNIT_EXPECT_FALSE(test, p2p_bridge_redirects(dsp));
+	fake_set_acs_ctrl(rt[DSP0A], PCI_ACS_EC);
+	KUNIT_EXPECT_TRUE(test, p2p_bridge_redirects(dsp));
+	KUNIT_EXPECT_PTR_EQ(test, p2p_redirect_on_path(ep, rt[USP0]->pdev), dsp);
+	KUNIT_EXPECT_EQ(test, p2p_depth(ep), 3);
+	KUNIT_EXPECT_EQ(test, p2p_depth(rt_dev(test, EPD)), 5);
+}
+
+/* The devfn 0 function identifies the host bridge. */
+static void route_known_host_bridge_test(struct kunit *test)
+{
+	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPA]->host->bridge), 0);
+	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPS1]->host->bridge), 0);
+	KUNIT_EXPECT_LT(test, p2p_known_host_bridge(rt[EPU1]->host->bridge), 0);
+	KUNIT_EXPECT_LT(test, p2p_known_host_bridge(rt[EPN1]->host->bridge), 0);
+	KUNIT_EXPECT_LT(test, p2p_known_host_bridge(rt[EPC1]->host->bridge), 0);
+}
+
+/* The map type names of debugfs "routes". */
+static void route_map_type_name_test(struct kunit *test)
+{
+	KUNIT_EXPECT_STREQ(test, p2p_map_type_name(BUS), "bus-address");
+	KUNIT_EXPECT_STREQ(test, p2p_map_type_name(THRU),
+			   "through-host-bridge");
+	KUNIT_EXPECT_STREQ(test, p2p_map_type_name(REFUSED), "refused");
+	KUNIT_EXPECT_STREQ(test, p2p_map_type_name(PCI_P2PDMA_MAP_UNKNOWN),
+			   "unknown");
+}
+
+static struct kunit_case p2pdma_route_cases[] = {
+	KUNIT_CASE_PARAM(route_test, route_gen_params),
+	KUNIT_CASE(route_reason_test),
+	KUNIT_CASE(route_non_pci_client_test),
+	KUNIT_CASE(route_child_client_test),
+	KUNIT_CASE(route_many_clients_test),
+	KUNIT_CASE(route_verbose_test),
+	KUNIT_CASE(route_acs_cap_test),
+	KUNIT_CASE(route_known_host_bridge_test),
+	KUNIT_CASE(route_map_type_name_test),
+	{}
+};
+
+static struct kunit_suite p2pdma_route_suite = {
+	.name = "p2pdma-route",
+	.suite_init = rt_suite_init,
+	.suite_exit = rt_suite_exit,
+	.init = rt_init,
+	.exit = rt_exit,
+	.test_cases = p2pdma_route_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* Providers: route cache and pci_p2pmem_find_many()                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * 7e57:00 (Intel 0x2020): a switch below root port 1 with endpoints N0-N3
+ * (N0 is the client in most cases), a second switch level below the
+ * fourth downstream port with endpoint FAR1, root port 2 with FAR2.
+ * 7e57:a0 (unknown host bridge): root port with endpoint X.
+ */
+enum pv_node { N0, N1, N2, N3, FAR1, FAR2, PX, PV_NODES };
+
+static struct fake_pci *pv_fp;
+static struct fake_fn *pv[PV_NODES];
+static struct fake_fn *pv_dsp[5];
+
+static int pv_build(struct fake_pci *fp)
+{
+	struct fake_host *h;
+	struct fake_fn *rp, *d2;
+	int i;
+
+	h = fake_host_add(fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
+			  HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rp = fake_root_port(h);
+	if (!rp || !fake_switch(rp, 5, pv_dsp))
+		return -ENOMEM;
+	for (i = 0; i < 4; i++) {
+		fake_add_acs(pv_dsp[i]);
+		pv[N0 + i] = fake_endpoint(pv_dsp[i], 1, NULL);
+	}
+	if (!fake_switch(pv_dsp[4], 1, &d2))
+		return -ENOMEM;
+	fake_add_acs(d2);
+	pv[FAR1] = fake_endpoint(d2, 1, NULL);
+	rp = fake_root_port(h);
+	if (!rp)
+		return -ENOMEM;
+	pv[FAR2] = fake_endpoint(rp, 1, NULL);
+
+	h = fake_host_add(fp, 0xa0, FAKE_VENDOR, 0x0001, HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rp = fake_root_port(h);
+	if (!rp)
+		return -ENOMEM;
+	pv[PX] = fake_endpoint(rp, 1, NULL);
+	return 0;
+}
+
+static int pv_setup_provider(struct pci_dev *pdev)
+{
+	struct pci_p2pdma *p2p;
+
+	mutex_lock(&p2p_setup_lock);
+	p2p = p2p_provider_setup(pdev);
+	mutex_unlock(&p2p_setup_lock);
+	return PTR_ERR_OR_ZERO(p2p);
+}
+
+static void pv_suite_exit(struct kunit_suite *suite)
+{
+	fake_pci_destroy(pv_fp);
+	pv_fp = NULL;
+	memset(pv, 0, sizeof(pv));
+	p2p_kunit_cpu_rule = -1;
+}
+
+static int pv_suite_init(struct kunit_suite *suite)
+{
+	int i, ret;
+
+	pv_fp = fake_pci_create();
+	if (!pv_fp)
+		return -ENOMEM;
+	ret = pv_build(pv_fp);
+	for (i = 0; !ret && i < PV_NODES; i++)
+		if (!pv[i])
+			ret = -ENOMEM;
+	if (!ret)
+		ret = fake_pci_scan(pv_fp);
+	/* Every endpoint registers (an empty pool of) P2P memory. */
+	for (i = 0; !ret && i < PV_NODES; i++)
+		ret = pv_setup_provider(pv[i]->pdev);
+	/*
+	 * The CPU rule stays off so that real providers elsewhere in the
+	 * machine (behind a host bridge we do not know) never qualify.
+	 */
+	p2p_kunit_cpu_rule = 0;
+	if (ret)
+		pv_suite_exit(suite);
+	return ret;
+}
+
+static void pv_exit(struct kunit *test)
+{
+	int i;
+
+	for (i = 0; i < PV_NODES; i++)
+		pci_p2pmem_publish(pv[i]->pdev, false);
+}
+
+static struct pci_p2pdma *pv_p2p(struct fake_fn *fn)
+{
+	return rcu_dereference_protected(fn->pdev->p2pdma, 1);
+}
+
+/* A second lookup answers from the cache without any config read. */
+static void cache_no_second_walk_test(struct kunit *test)
+{
+	struct pci_dev *p = pv[N1]->pdev;
+	struct device *c = &pv[N2]->pdev->dev;
+	struct p2p_route r1, r2;
+	int reads;
+
+	xa_destroy(&pv_p2p(pv[N1])->routes);
+	atomic_set(&pv_fp->reads, 0);
+	p2p_route_lookup(p, c, &r1);
+	reads = atomic_read(&pv_fp->reads);
+	KUNIT_EXPECT_GT(test, reads, 0);	/* the ACS control registers */
+	KUNIT_EXPECT_EQ(test, r1.map, BUS);
+	KUNIT_EXPECT_EQ(test, r1.distance, 4);
+
+	atomic_set(&pv_fp->reads, 0);
+	p2p_route_lookup(p, c, &r2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pv_fp->reads), 0);
+	KUNIT_EXPECT_EQ(test, r2.map, r1.map);
+	KUNIT_EXPECT_EQ(test, r2.distance, r1.distance);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &c, 1, false), 4);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pv_fp->reads), 0);
+}
+
+/* Every kind of verdict survives the trip through the cache. */
+static void cache_same_answer_test(struct kunit *test)
+{
+	static const enum pv_node clients[] = { N2, N1, FAR1, FAR2, PX };
+	struct pci_dev *p = pv[N1]->pdev;
+	struct p2p_route fresh, cached;
+	int i;
+
+	xa_destroy(&pv_p2p(pv[N1])->routes);
+	for (i = 0; i < ARRAY_SIZE(clients); i++) {
+		struct device *c = &pv[clients[i]]->pdev->dev;
+
+		p2p_route_compute(p, pv[clients[i]]->pdev, &fresh);
+		p2p_route_lookup(p, c, &cached);	/* fills */
+		atomic_set(&pv_fp->reads, 0);
+		p2p_route_lookup(p, c, &cached);	/* from the cache */
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&pv_fp->reads), 0,
+				    "client %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, cached.map, fresh.map, "client %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, cached.distance, fresh.distance,
+				    "client %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, cached.why, fresh.why, "client %d", i);
+	}
+	KUNIT_EXPECT_EQ(test, fresh.map, REFUSED);	/* PX */
+}
+
+/* Without provider state there is no cache: every lookup walks. */
+static void cache_none_without_state_test(struct kunit *test)
+{
+	struct pci_dev *p = pv_dsp[3]->pdev;	/* a bridge: no provider */
+	struct device *c = &pv[N0]->pdev->dev;
+	struct p2p_route r;
+
+	KUNIT_ASSERT_NULL(test, rcu_access_pointer(p->p2pdma));
+	atomic_set(&pv_fp->reads, 0);
+	p2p_route_lookup(p, c, &r);
+	KUNIT_EXPECT_GT(test, atomic_read(&pv_fp->reads), 0);
+	atomic_set(&pv_fp->reads, 0);
+	p2p_route_lookup(p, c, &r);
+	KUNIT_EXPECT_GT(test, atomic_read(&pv_fp->reads), 0);
+}
+
+/* Entries are per client: a new client walks, an old one does not. */
+static void cache_per_client_test(struct kunit *test)
+{
+	struct pci_dev *p = pv[N2]->pdev;
+	struct device *a = &pv[N0]->pdev->dev, *b = &pv[N3]->pdev->dev;
+	struct p2p_route r;
+	void *entry;
+
+	xa_destroy(&pv_p2p(pv[N2])->routes);
+	p2p_route_lookup(p, a, &r);
+	atomic_set(&pv_fp->reads, 0);
+	p2p_route_lookup(p, b, &r);
+	KUNIT_EXPECT_GT(test, atomic_read(&pv_fp->reads), 0);
+	atomic_set(&pv_fp->reads, 0);
+	p2p_route_lookup(p, a, &r);
+	p2p_route_lookup(p, b, &r);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pv_fp->reads), 0);
+	entry = xa_load(&pv_p2p(pv[N2])->routes, p2p_client_key(pv[N3]->pdev));
+	KUNIT_ASSERT_TRUE(test, xa_is_value(entry));
+	KUNIT_EXPECT_EQ(test, xa_to_value(entry) >> P2P_PACK_DIST_SHIFT, 4);
+}
+
+static struct pci_dev *find1(struct device *client)
+{
+	return pci_p2pmem_find_many(&client, 1);
+}
+
+/* No published provider: NULL. */
+static void find_none_test(struct kunit *test)
+{
+	KUNIT_EXPECT_NULL(test, find1(&pv[N0]->pdev->dev));
+	KUNIT_EXPECT_NULL(test, find1(&pv[PX]->pdev->dev));
+}
+
+/* Registered but unpublished providers are never chosen. */
+static void find_unpublished_ignored_test(struct kunit *test)
+{
+	struct pci_dev *got;
+	int i;
+
+	pci_p2pmem_publish(pv[FAR2]->pdev, true);
+	for (i = 0; i < 20; i++) {
+		got = find1(&pv[N0]->pdev->dev);
+		KUNIT_EXPECT_PTR_EQ(test, got, pv[FAR2]->pdev);
+		pci_dev_put(got);
+	}
+	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(pv[N1]->pdev));
+	KUNIT_EXPECT_TRUE(test, pci_has_p2pmem(pv[FAR2]->pdev));
+}
+
+/* The closest provider always wins over farther ones. */
+static void find_closest_test(struct kunit *test)
+{
+	static const enum pv_node pub[] = { N2, FAR1, FAR2 };
+	struct pci_dev *got;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(pub); i++)
+		pci_p2pmem_publish(pv[pub[i]]->pdev, true);
+	for (i = 0; i < 50; i++) {
+		got = find1(&pv[N0]->pdev->dev);
+		KUNIT_EXPECT_PTR_EQ(test, got, pv[N2]->pdev);
+		pci_dev_put(got);
+	}
+	/* Without it, the next closest: FAR1 (6) before FAR2 (3+1+2+HB). */
+	pci_p2pmem_publish(pv[N2]->pdev, false);
+	got = find1(&pv[N0]->pdev->dev);
+	KUNIT_EXPECT_PTR_EQ(test, got, pv[FAR1]->pdev);
+	pci_dev_put(got);
+}
+
+/* A client that is itself a provider is its own closest provider. */
+static void find_self_test(struct kunit *test)
+{
+	struct pci_dev *got;
+
+	pci_p2pmem_publish(pv[N0]->pdev, true);
+	pci_p2pmem_publish(pv[N1]->pdev, true);
+	got = find1(&pv[N0]->pdev->dev);
+	KUNIT_EXPECT_PTR_EQ(test, got, pv[N0]->pdev);
+	pci_dev_put(got);
+}
+
+/* Among equally close providers, each gets chosen. */
+static void find_spread_test(struct kunit *test)
+{
+	static const enum pv_node pub[] = { N1, N2, N3, FAR2 };
+	int hits[PV_NODES] = {}, i, j;
+	struct pci_dev *got;
+
+	for (i = 0; i < ARRAY_SIZE(pub); i++)
+		pci_p2pmem_publish(pv[pub[i]]->pdev, true);
+	for (i = 0; i < 200; i++) {
+		got = find1(&pv[N0]->pdev->dev);
+		for (j = 0; j < PV_NODES; j++)
+			if (got == pv[j]->pdev)
+				hits[j]++;
+		pci_dev_put(got);
+	}
+	KUNIT_EXPECT_GT(test, hits[N1], 0);
+	KUNIT_EXPECT_GT(test, hits[N2], 0);
+	KUNIT_EXPECT_GT(test, hits[N3], 0);
+	KUNIT_EXPECT_EQ(test, hits[FAR2], 0);
+	KUNIT_EXPECT_EQ(test, hits[N1] + hits[N2] + hits[N3], 200);
+}
+
+/* Providers that some client cannot reach are skipped; all: NULL. */
+static void find_unreachable_test(struct kunit *test)
+{
+	struct device *c[2] = { &pv[N0]->pdev->dev, &pv[PX]->pdev->dev };
+	struct pci_dev *got;
+
+	pci_p2pmem_publish(pv[N1]->pdev, true);
+	pci_p2pmem_publish(pv[FAR2]->pdev, true);
+	KUNIT_EXPECT_NULL(test, got = pci_p2pmem_find_many(c, 2));
+	pci_dev_put(got);
+	pci_p2pmem_publish(pv[PX]->pdev, true);
+	got = find1(c[1]);
+	KUNIT_EXPECT_PTR_EQ(test, got, pv[PX]->pdev);
+	pci_dev_put(got);
+	KUNIT_EXPECT_NULL(test, got = pci_p2pmem_find_many(c, 2));
+	pci_dev_put(got);
+}
+
+/* The provider returned carries exactly one new reference. */
+static void find_reference_test(struct kunit *test)
+{
+	struct kobject *kobj = &pv[N3]->pdev->dev.kobj;
+	unsigned int before = kref_read(&kobj->kref);
+	struct pci_dev *got;
+
+	pci_p2pmem_publish(pv[N3]->pdev, true);
+	got = find1(&pv[N0]->pdev->dev);
+	KUNIT_EXPECT_PTR_EQ(test, got, pv[N3]->pdev);
+	KUNIT_EXPECT_EQ(test, kref_read(&kobj->kref), before + 1);
+	pci_dev_put(got);
+	KUNIT_EXPECT_EQ(test, kref_read(&kobj->kref), before);
+}
+
+static struct kunit_case p2pdma_provider_cases[] = {
+	KUNIT_CASE(cache_no_second_walk_test),
+	KUNIT_CASE(cache_same_answer_test),
+	KUNIT_CASE(cache_none_without_state_test),
+	KUNIT_CASE(cache_per_client_test),
+	KUNIT_CASE(find_none_test),
+	KUNIT_CASE(find_unpublished_ignored_test),
+	KUNIT_CASE(find_closest_test),
+	KUNIT_CASE(find_self_test),
+	KUNIT_CASE(find_spread_test),
+	KUNIT_CASE(find_unreachable_test),
+	KUNIT_CASE(find_reference_test),
+	{}
+};
+
+static struct kunit_suite p2pdma_provider_suite = {
+	.name = "p2pdma-provider",
+	.suite_init = pv_suite_init,
+	.suite_exit = pv_suite_exit,
+	.exit = pv_exit,
+	.test_cases = p2pdma_provider_cases,
+};
+
+#include "alloc-kunit.h"
+#include "configfs-kunit.h"
+
+kunit_test_suites(&p2pdma_route_suite, &p2pdma_provider_suite,
+		  &p2pdma_alloc_suite, &p2pdma_configfs_suite);
+
+#endif /* _P2PDMA_KUNIT_H */
