@@ -21,9 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static void usage(void)
+static void print_usage(void)
 {
-	fprintf(stderr, "usage: p2pcopy (-m BDF | -r) -s SRC -d DST -n BYTES [-c CHUNK] [-S OFF] [-D OFF]\n");
+	fputs("usage: p2pcopy (-m BDF | -r) -s SRC -d DST -n BYTES\n"
+	      "               [-c CHUNK] [-S SRC_OFFSET] [-D DST_OFFSET]\n", stderr);
 	exit(2);
 }
 
@@ -46,19 +47,36 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "m:rs:d:n:c:S:D:")) != -1) {
 		switch (opt) {
-		case 'm': bdf = optarg; break;
-		case 'r': ram = 1; break;
-		case 's': src = optarg; break;
-		case 'd': dst = optarg; break;
-		case 'n': bytes = strtoull(optarg, NULL, 0); break;
-		case 'c': chunk = strtoull(optarg, NULL, 0); break;
-		case 'S': soff = strtoull(optarg, NULL, 0); break;
-		case 'D': doff = strtoull(optarg, NULL, 0); break;
-		default: usage();
+		case 'm':
+			bdf = optarg;
+			break;
+		case 'r':
+			ram = 1;
+			break;
+		case 's':
+			src = optarg;
+			break;
+		case 'd':
+			dst = optarg;
+			break;
+		case 'n':
+			bytes = strtoull(optarg, NULL, 0);
+			break;
+		case 'c':
+			chunk = strtoull(optarg, NULL, 0);
+			break;
+		case 'S':
+			soff = strtoull(optarg, NULL, 0);
+			break;
+		case 'D':
+			doff = strtoull(optarg, NULL, 0);
+			break;
+		default:
+			print_usage();
 		}
 	}
 	if (!src || !dst || !bytes || !chunk || (!bdf == !ram) || bytes % chunk)
-		usage();
+		print_usage();
 
 	if (ram) {
 		if (posix_memalign(&buf, 4096, chunk)) {
