@@ -61,12 +61,14 @@ append=()
 dev() { qargs+=(-device "$1"); }
 cpu() { cpu=$1; }
 guest_env() { append+=("$1"); }
-# nvme SERIAL BUS [CMB_MiB]: an NVMe controller with a fresh 64 MiB disk.
+# nvme SERIAL BUS [CMB_MiB [PROPS]]: an NVMe controller with a fresh 64 MiB
+# disk; CMB_MiB may be empty, PROPS are extra device properties (addr=...).
 nvme() {
 	local serial=$1 bus=$2 cmb=${3:-} extra=""
 	truncate -s 64M "$run/$serial.img"
 	qargs+=(-drive "file=$run/$serial.img,if=none,id=d-$serial,format=raw,cache=none,aio=threads")
 	[ -n "$cmb" ] && extra=",cmb_size_mb=$cmb"
+	[ -n "${4:-}" ] && extra+=",$4"
 	dev "nvme,serial=$serial,drive=d-$serial,bus=$bus$extra"
 }
 # shellcheck source=/dev/null
