@@ -6,14 +6,14 @@
 #
 #   make run   [TOPO=switch]   release kernel: the P2P copy demo
 #   make test                  debug kernel: every suite, TAP, N passed/N failed
-#   make kernel-release | kernel-debug | deps | clean
+#   make kernel-release | kernel-debug | selftests | deps | clean
 #
 # TOPO selects a file in qemu/topologies/ (switch, hostbridge, hostbridge-amd).
 
 TOPO ?= switch
 TIMEOUT ?= 600
 
-.PHONY: all run test deps kernel-release kernel-debug tools clean check patch
+.PHONY: all run test deps kernel-release kernel-debug tools selftests clean check patch
 
 all: kernel-release
 
@@ -32,7 +32,12 @@ build/bin/%: tools/%.c
 run: kernel-release tools
 	@qemu/run.sh -k release -t $(TOPO) -T $(TIMEOUT) -- guest/demo.sh
 
-test: kernel-debug tools
+selftests: deps
+	@scripts/prepare-tree.sh
+	@$(MAKE) -s -C build/linux-source-6.12/tools/testing/selftests TARGETS=p2pdma \
+		O=$(CURDIR)/build/selftests INSTALL_PATH=$(CURDIR)/build/selftests/install install >/dev/null
+
+test: kernel-debug tools selftests
 	@tests/run-all.sh
 
 check: deps
@@ -42,5 +47,5 @@ patch: deps
 	@scripts/make-patch.sh
 
 clean:
-	rm -rf build/out-* build/runs build/bin build/accel build/last-run build/run-*.out \
+	rm -rf build/out-* build/runs build/bin build/accel build/last-run build/run-*.out build/selftests \
 		build/patch-* build/patches build/sphinx-check

@@ -100,7 +100,7 @@ step_shellcheck() {
 		echo "shellcheck is not installed (run 'make deps')"
 		return 1
 	}
-	(cd "$top" && shellcheck -f gcc "${sh_files[@]}")
+	(cd "$top" && shellcheck -x -f gcc "${sh_files[@]}")
 }
 
 steps=(checkpatch build kernel_doc sphinx shellcheck)

@@ -58,3 +58,12 @@ if ! grep -q 'Kconfig.p2pdma' "$kc"; then
 	' "$kc" > "$kc.new"
 	mv "$kc.new" "$kc"
 fi
+
+# Our kselftests, built with make -C tools/testing/selftests TARGETS=p2pdma.
+# A real directory of per-file links, so that ../lib.mk resolves in the tree.
+st=$tree/tools/testing/selftests/p2pdma
+[ -L "$st" ] && rm -f "$st"
+mkdir -p "$st"
+for f in "$top"/tools/testing/selftests/p2pdma/*; do
+	ln -sfn "$f" "$st/${f##*/}"
+done

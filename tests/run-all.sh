@@ -13,7 +13,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 topos=("$@")
-[ ${#topos[@]} -gt 0 ] || topos=(switch hostbridge hostbridge-amd)
+[ ${#topos[@]} -gt 0 ] || topos=(switch hostbridge hostbridge-amd mfd acs iommu)
 timeout=${TEST_TIMEOUT:-900}
 
 n=0 passed=0 failed=0 skipped=0
@@ -41,12 +41,13 @@ fi
 
 first=1
 for topo in "${topos[@]}"; do
-	extra="kunit.enable=0"
+	# KUnit and the full unbind stress run on the first boot only.
+	extra="kunit.enable=0 P2P_UNBIND_CYCLES=10"
 	[ $first = 1 ] && extra=""
 	first=0
 	echo "# topology $topo"
 	CMDLINE_EXTRA=$extra "$top/qemu/run.sh" -q -k debug -t "$topo" -T "$timeout" \
-		-- "$top/tests/guest/e2e.sh" > "$top/build/run-$topo.out" 2>&1
+		-- "$top/tests/guest/all.sh" > "$top/build/run-$topo.out" 2>&1
 	rc=$?
 	run=$(sed -n 's/^qemu: .*run dir //p' "$top/build/run-$topo.out")
 	out=$top/$run/output.log

@@ -1,0 +1,29 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# Helpers for the P2PDMA shell selftests: find NVMe devices by serial.
+
+# nvme_ctrl SERIAL: /sys/class/nvme/nvmeN of the controller
+nvme_ctrl() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ "$(tr -d ' ' < "$c/serial")" = "$1" ] && { echo "$c"; return 0; }
+	done
+	return 1
+}
+
+# nvme_bdf SERIAL: PCI address
+nvme_bdf() {
+	local c
+	c=$(nvme_ctrl "$1") || return 1
+	basename "$(readlink -f "$c/device")"
+}
+
+# nvme_blk SERIAL: /dev node of the first namespace
+nvme_blk() {
+	local c ns
+	c=$(nvme_ctrl "$1") || return 1
+	for ns in "$c"/nvme*n*; do
+		[ -e "$ns/size" ] && { echo "/dev/${ns##*/}"; return 0; }
+	done
+	return 1
+}

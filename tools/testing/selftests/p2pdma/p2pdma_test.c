@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PCI P2PDMA selftests: the p2pmem sysfs ABI, mmap of p2pmem/allocate and
+ * its refusals, O_DIRECT between NVMe namespaces and P2P memory, unbinding
+ * the provider under load, and concurrency.
+ *
+ * Devices are found by NVMe serial number, never by nvmeN name, from the
+ * environment (the QEMU harness sets them from the topology):
+ *   P2P_MEM         serial of the NVMe whose CMB is the P2P memory
+ *   P2P_SRC/P2P_DST serials of a source and a destination NVMe
+ *   P2P_EXPECT_SRC  map type from the provider to the source:
+ *   P2P_EXPECT_DST  "bus-address", "through-host-bridge" or "refused"
+ *   P2P_UNBIND_CYCLES  cycles of the unbind stress test (default 100)
+ * The unbind and concurrency tests have long timeouts: under a debug kernel
+ * in an emulator one unbind/rebind cycle can take seconds.
+ * Without them, or without P2P memory, the tests SKIP with the reason.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+
+#define MIB		(1024UL * 1024)
+#define DISK_OFF	(48 * MIB)	/* region of the disks these tests use */
+
+struct nvme_dev {
+	char bdf[32];		/* PCI address, e.g. 0000:03:00.0 */
+	char blk[300];		/* /dev/nvmeXnY */
+};
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return 0;
+}
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+static long long read_ull(const char *fmt, const char *bdf)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path), fmt, bdf);
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	return strtoll(buf, NULL, 0);
+}
+
+#define P2PMEM		"/sys/bus/pci/devices/%s/p2pmem/"
+#define available(bdf)	read_ull(P2PMEM "available", bdf)
+
+/* Find the NVMe controller with serial @serial; 0 on success. */
+static int find_nvme(const char *serial, struct nvme_dev *nd)
+{
+	char path[PATH_MAX], buf[PATH_MAX], *base;
+	struct dirent *ctl, *ns;
+	DIR *d, *cd;
+	int found = -1;
+
+	if (!serial)
+		return -1;
+	d = opendir("/sys/class/nvme");
+	if (!d)
+		return -1;
+	while (found && (ctl = readdir(d))) {
+		if (ctl->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/nvme/%s/serial", ctl->d_name);
+		if (read_file(path, buf, sizeof(buf)) || strcmp(buf, serial))
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/nvme/%s/device", ctl->d_name);
+		if (!realpath(path, buf))
+			continue;
+		base = strrchr(buf, '/');
+		snprintf(nd->bdf, sizeof(nd->bdf), "%s", base + 1);
+		nd->blk[0] = '\0';
+		snprintf(path, sizeof(path), "/sys/class/nvme/%s", ctl->d_name);
+		cd = opendir(path);
+		while (cd && (ns = readdir(cd))) {
+			if (!strncmp(ns->d_name, "nvme", 4) && strchr(ns->d_name + 4, 'n')) {
+				snprintf(nd->blk, sizeof(nd->blk), "/dev/%s", ns->d_name);
+				break;
+			}
+		}
+		if (cd)
+			closedir(cd);
+		found = nd->blk[0] ? 0 : -1;
+	}
+	closedir(d);
+	return found;
+}
+
+/* Wait up to 20 s for the provider's p2pmem directory to (re)appear. */
+static int wait_p2pmem(const char *bdf)
+{
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		if (available(bdf) >= 0)
+			return 0;
+		usleep(100000);
+	}
+	return -1;
+}
+
+static int set_bound(const char *bdf, bool bind)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/nvme/%s", bind ? "bind" : "unbind");
+	return write_file(path, bdf);
+}
+
+static void fill(unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)((i * 131 + seed) ^ (i >> 9));
+}
+
+static sigjmp_buf fault_jmp;
+
+/* The signal number travels back as sigsetjmp()'s return value. */
+static void on_fault(int sig)
+{
+	siglongjmp(fault_jmp, sig);
+}
+
+/* Touch @p; return the signal it raised, or 0. */
+static int touch(unsigned char *p, bool write)
+{
+	struct sigaction sa = { .sa_handler = on_fault }, obus, osegv;
+	int sig;
+
+	sigaction(SIGBUS, &sa, &obus);
+	sigaction(SIGSEGV, &sa, &osegv);
+	sig = sigsetjmp(fault_jmp, 1);
+	if (!sig) {
+		if (write)
+			__atomic_store_n(p, 0x5a, __ATOMIC_RELAXED);
+		else
+			(void)__atomic_load_n(p, __ATOMIC_RELAXED);
+	}
+	sigaction(SIGBUS, &obus, NULL);
+	sigaction(SIGSEGV, &osegv, NULL);
+	return sig;
+}
+
+FIXTURE(p2pmem) {
+	struct nvme_dev mem, src, dst;
+	bool have_src, have_dst;
+	char path[256];
+	long long size, avail;
+	int fd;
+};
+
+FIXTURE_SETUP(p2pmem)
+{
+	self->fd = -1;
+	if (find_nvme(getenv("P2P_MEM"), &self->mem))
+		SKIP(return, "no NVMe with serial P2P_MEM=%s", getenv("P2P_MEM") ?: "(unset)");
+	self->have_src = !find_nvme(getenv("P2P_SRC"), &self->src);
+	self->have_dst = !find_nvme(getenv("P2P_DST"), &self->dst);
+	self->size = read_ull(P2PMEM "size", self->mem.bdf);
+	self->avail = available(self->mem.bdf);
+	if (self->size <= 0)
+		SKIP(return, "%s has no P2P memory", self->mem.bdf);
+	snprintf(self->path, sizeof(self->path), P2PMEM "allocate", self->mem.bdf);
+	self->fd = open(self->path, O_RDWR);
+	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", self->path, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(p2pmem)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+static void *map_p2p(int fd, size_t len)
+{
+	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+}
+
+/* --- sysfs ABI ------------------------------------------------------- */
+
+/* size equals the CMB the controller advertises in CMBSZ (NVMe 1.4 3.1.12) */
+TEST_F(p2pmem, size_matches_advertised_cmb)
+{
+	char path[256];
+	unsigned long long unit, cmb;
+	unsigned int *regs;
+	unsigned int cmbsz;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource0", self->mem.bdf);
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	regs = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, regs);
+	cmbsz = __atomic_load_n(&regs[0x3c / 4], __ATOMIC_RELAXED);
+	munmap(regs, 4096);
+	close(fd);
+	unit = 4096ULL << (4 * ((cmbsz >> 8) & 0xf));
+	cmb = (cmbsz >> 12) * unit;
+	ASSERT_NE(0, cmb);
+	EXPECT_EQ(cmb, self->size);
+}
+
+TEST_F(p2pmem, available_not_above_size)
+{
+	EXPECT_LT(0, self->avail);
+	EXPECT_LE(self->avail, self->size);
+}
+
+TEST_F(p2pmem, published_is_one)
+{
+	EXPECT_EQ(1, read_ull(P2PMEM "published", self->mem.bdf));
+}
+
+TEST_F(p2pmem, allocate_mode_0660_owner_root)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat(self->path, &st));
+	EXPECT_EQ(0660, st.st_mode & 07777);
+	EXPECT_EQ(0, st.st_uid);
+	EXPECT_EQ(0, st.st_gid);
+}
+
+TEST_F(p2pmem, unprivileged_open_is_eacces)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(2);
+		_exit(open(self->path, O_RDWR) < 0 && errno == EACCES ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* --- mmap and its refusals ----------------------------------------- */
+
+TEST_F(p2pmem, mmap_takes_exactly_its_length_and_munmap_returns_it)
+{
+	unsigned char *p = map_p2p(self->fd, 2 * MIB);
+
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(self->avail - (long long)(2 * MIB), available(self->mem.bdf));
+	ASSERT_EQ(0, munmap(p, 2 * MIB));
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+TEST_F(p2pmem, cpu_writes_read_back)
+{
+	unsigned char *p = map_p2p(self->fd, MIB), *ref = malloc(MIB);
+
+	ASSERT_NE(MAP_FAILED, p);
+	fill(ref, MIB, 7);
+	memcpy(p, ref, MIB);
+	EXPECT_EQ(0, memcmp(p, ref, MIB));
+	munmap(p, MIB);
+	free(ref);
+}
+
+TEST_F(p2pmem, process_exit_returns_memory)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		unsigned char *p = map_p2p(self->fd, 4 * MIB);
+
+		if (p == MAP_FAILED)
+			_exit(1);
+		memset(p, 1, 4 * MIB);
+		_exit(available(self->mem.bdf) == self->avail - (long long)(4 * MIB) ? 0 : 3);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+TEST_F(p2pmem, map_private_is_einval)
+{
+	void *p = mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE, self->fd, 0);
+
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+TEST_F(p2pmem, nonzero_offset_is_einval)
+{
+	void *p = mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 4096);
+
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+TEST_F(p2pmem, larger_than_available_is_enomem)
+{
+	void *p = map_p2p(self->fd, self->avail + 2 * MIB);
+
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(ENOMEM, errno);
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+TEST_F(p2pmem, zero_length_is_einval)
+{
+	void *p = map_p2p(self->fd, 0);
+
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/* Partial munmap frees just the unmapped pages; the rest keeps its data. */
+TEST_F(p2pmem, partial_munmap_frees_only_that_part)
+{
+	unsigned char *p = map_p2p(self->fd, MIB), *ref = malloc(MIB);
+
+	ASSERT_NE(MAP_FAILED, p);
+	fill(ref, MIB, 3);
+	memcpy(p, ref, MIB);
+	ASSERT_EQ(0, munmap(p + 256 * 1024, 256 * 1024));
+	EXPECT_EQ(self->avail - (long long)(768 * 1024), available(self->mem.bdf));
+	EXPECT_EQ(0, memcmp(p, ref, 256 * 1024));
+	EXPECT_EQ(0, memcmp(p + 512 * 1024, ref + 512 * 1024, 512 * 1024));
+	munmap(p, MIB);
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+	free(ref);
+}
+
+/* The mapping cannot grow (VM_DONTEXPAND): mremap() fails with EFAULT. */
+TEST_F(p2pmem, mremap_grow_is_efault)
+{
+	unsigned char *p = map_p2p(self->fd, MIB);
+	void *q;
+
+	ASSERT_NE(MAP_FAILED, p);
+	q = mremap(p, MIB, 2 * MIB, MREMAP_MAYMOVE);
+	EXPECT_EQ(MAP_FAILED, q);
+	EXPECT_EQ(EFAULT, errno);
+	munmap(p, MIB);
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+/* Moving the mapping without growing it keeps the same P2P memory. */
+TEST_F(p2pmem, mremap_move_keeps_data)
+{
+	unsigned char *p = map_p2p(self->fd, MIB), *q, *ref = malloc(MIB);
+	void *hole;
+
+	ASSERT_NE(MAP_FAILED, p);
+	fill(ref, MIB, 9);
+	memcpy(p, ref, MIB);
+	hole = mmap(NULL, MIB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, hole);
+	q = mremap(p, MIB, MIB, MREMAP_MAYMOVE | MREMAP_FIXED, hole);
+	ASSERT_NE(MAP_FAILED, q);
+	EXPECT_EQ(0, memcmp(q, ref, MIB));
+	EXPECT_EQ(self->avail - (long long)MIB, available(self->mem.bdf));
+	munmap(q, MIB);
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+	free(ref);
+}
+
+TEST_F(p2pmem, mprotect_read_only_then_write_faults)
+{
+	unsigned char *p = map_p2p(self->fd, MIB);
+
+	ASSERT_NE(MAP_FAILED, p);
+	p[5] = 42;
+	ASSERT_EQ(0, mprotect(p, MIB, PROT_READ));
+	EXPECT_EQ(42, p[5]);
+	EXPECT_EQ(SIGSEGV, touch(p + 5, true));
+	munmap(p, MIB);
+}
+
+/* fork() does not hand the mapping to the child (VM_DONTCOPY). */
+TEST_F(p2pmem, fork_child_does_not_inherit_mapping)
+{
+	unsigned char *p = map_p2p(self->fd, MIB);
+	int status;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 1;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(touch(p, false) == SIGSEGV ? 0 : 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(1, p[0]);
+	munmap(p, MIB);
+}
+
+/* Many mappings until the pool runs dry, then every byte comes back. */
+TEST_F(p2pmem, map_until_exhausted_then_release_all)
+{
+	void *maps[128];
+	int n = 0, i;
+
+	while (n < 128) {
+		maps[n] = map_p2p(self->fd, 2 * MIB);
+		if (maps[n] == MAP_FAILED)
+			break;
+		n++;
+	}
+	ASSERT_LT(n, 128);
+	EXPECT_EQ(ENOMEM, errno);
+	EXPECT_EQ(self->avail / (long long)(2 * MIB), n);
+	for (i = 0; i < n; i++)
+		munmap(maps[i], 2 * MIB);
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+/* --- O_DIRECT ------------------------------------------------------- */
+
+static const char *expect_map(const char *var)
+{
+	return getenv(var) ?: "bus-address";
+}
+
+/* NVMe -> P2P memory: the bytes in P2P memory match, or EREMOTEIO. */
+static void odirect_read_leg(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(p2pmem) * self, const char *blk,
+			     const char *expect)
+{
+	unsigned char *ram, *p;
+	int fd;
+
+	ASSERT_EQ(0, posix_memalign((void **)&ram, 4096, MIB));
+	fill(ram, MIB, 11);
+	fd = open(blk, O_RDWR | O_DIRECT);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)MIB, pwrite(fd, ram, MIB, DISK_OFF));
+	p = map_p2p(self->fd, MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0, MIB);
+	if (!strcmp(expect, "refused")) {
+		EXPECT_EQ(-1, pread(fd, p, MIB, DISK_OFF));
+		EXPECT_EQ(EREMOTEIO, errno);
+	} else {
+		EXPECT_EQ((ssize_t)MIB, pread(fd, p, MIB, DISK_OFF));
+		EXPECT_EQ(0, memcmp(p, ram, MIB));
+	}
+	munmap(p, MIB);
+	close(fd);
+	free(ram);
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+/* P2P memory -> NVMe: the bytes on disk match, or EREMOTEIO. */
+static void odirect_write_leg(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(p2pmem) * self, const char *blk,
+			      const char *expect)
+{
+	unsigned char *ram, *p;
+	int fd;
+
+	ASSERT_EQ(0, posix_memalign((void **)&ram, 4096, MIB));
+	fd = open(blk, O_RDWR | O_DIRECT);
+	ASSERT_LE(0, fd);
+	memset(ram, 0, MIB);
+	ASSERT_EQ((ssize_t)MIB, pwrite(fd, ram, MIB, DISK_OFF + MIB));
+	p = map_p2p(self->fd, MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	fill(p, MIB, 13);
+	if (!strcmp(expect, "refused")) {
+		EXPECT_EQ(-1, pwrite(fd, p, MIB, DISK_OFF + MIB));
+		EXPECT_EQ(EREMOTEIO, errno);
+	} else {
+		EXPECT_EQ((ssize_t)MIB, pwrite(fd, p, MIB, DISK_OFF + MIB));
+		ASSERT_EQ((ssize_t)MIB, pread(fd, ram, MIB, DISK_OFF + MIB));
+		EXPECT_EQ(0, memcmp(p, ram, MIB));
+	}
+	munmap(p, MIB);
+	close(fd);
+	free(ram);
+}
+
+TEST_F(p2pmem, odirect_source_into_p2pmem)
+{
+	if (!self->have_src)
+		SKIP(return, "no P2P_SRC NVMe");
+	odirect_read_leg(_metadata, self, self->src.blk, expect_map("P2P_EXPECT_SRC"));
+}
+
+TEST_F(p2pmem, odirect_p2pmem_to_destination)
+{
+	if (!self->have_dst)
+		SKIP(return, "no P2P_DST NVMe");
+	odirect_write_leg(_metadata, self, self->dst.blk, expect_map("P2P_EXPECT_DST"));
+}
+
+/* The provider's own namespace always reaches its CMB (distance 0). */
+TEST_F(p2pmem, odirect_provider_namespace_both_ways)
+{
+	odirect_read_leg(_metadata, self, self->mem.blk, "bus-address");
+	odirect_write_leg(_metadata, self, self->mem.blk, "bus-address");
+}
+
+/* Buffered I/O copies through the CPU: it works and moves the same bytes. */
+TEST_F(p2pmem, buffered_read_into_p2pmem_copies_by_cpu)
+{
+	unsigned char *ram, *p;
+	int dfd, bfd;
+
+	ASSERT_EQ(0, posix_memalign((void **)&ram, 4096, MIB));
+	fill(ram, MIB, 17);
+	dfd = open(self->mem.blk, O_RDWR | O_DIRECT);
+	ASSERT_LE(0, dfd);
+	ASSERT_EQ((ssize_t)MIB, pwrite(dfd, ram, MIB, DISK_OFF + 2 * MIB));
+	bfd = open(self->mem.blk, O_RDONLY);
+	ASSERT_LE(0, bfd);
+	p = map_p2p(self->fd, MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ((ssize_t)MIB, pread(bfd, p, MIB, DISK_OFF + 2 * MIB));
+	EXPECT_EQ(0, memcmp(p, ram, MIB));
+	munmap(p, MIB);
+	close(bfd);
+	close(dfd);
+	free(ram);
+}
+
+/* --- concurrency ------------------------------------------------------ */
+
+struct worker {
+	const char *alloc_path, *blk;
+	int id, errors, rounds;
+	double until;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *worker_fn(void *arg)
+{
+	struct worker *w = arg;
+	size_t len = (size_t)(w->id + 1) * 256 * 1024;
+	int afd = open(w->alloc_path, O_RDWR), dfd = open(w->blk, O_RDONLY | O_DIRECT);
+	unsigned char *p;
+
+	if (afd < 0 || dfd < 0) {
+		w->errors++;
+		return NULL;
+	}
+	while (now() < w->until) {
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, afd, 0);
+		if (p == MAP_FAILED) {
+			w->errors++;
+			break;
+		}
+		if (pread(dfd, p, len, DISK_OFF) != (ssize_t)len)
+			w->errors++;
+		munmap(p, len);
+		w->rounds++;
+	}
+	close(afd);
+	close(dfd);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(p2pmem, threads_map_io_unmap_then_all_returned, 120)
+{
+	struct worker w[4];
+	pthread_t t[4];
+	int i, rounds = 0;
+
+	for (i = 0; i < 4; i++) {
+		w[i] = (struct worker){ .alloc_path = self->path, .blk = self->mem.blk,
+					.id = i, .until = now() + 5 };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, worker_fn, &w[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, w[i].errors);
+		rounds += w[i].rounds;
+	}
+	EXPECT_LT(4, rounds);
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+/* --- unbinding the provider --------------------------------------------- */
+
+/* Rebind, wait for the provider, and check every byte came back. */
+static void rebind_and_check(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(p2pmem) * self)
+{
+	ASSERT_EQ(0, set_bound(self->mem.bdf, true));
+	ASSERT_EQ(0, wait_p2pmem(self->mem.bdf));
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+TEST_F_TIMEOUT(p2pmem, unbind_revokes_mapping_with_sigbus, 120)
+{
+	unsigned char *p = map_p2p(self->fd, MIB);
+
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 7;
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, set_bound(self->mem.bdf, false));
+	EXPECT_EQ(-1, available(self->mem.bdf));
+	EXPECT_EQ(SIGBUS, touch(p, false));
+	EXPECT_EQ(SIGBUS, touch(p + MIB - 1, true));
+	munmap(p, MIB);
+	rebind_and_check(_metadata, self);
+}
+
+struct reader {
+	int fd;
+	unsigned char *p;
+	int stop;		/* read and written with __atomic */
+	int ok, failed;
+};
+
+static void *reader_fn(void *arg)
+{
+	struct reader *r = arg;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		if (pread(r->fd, r->p, MIB, DISK_OFF) == (ssize_t)MIB) {
+			r->ok++;
+		} else {
+			r->failed++;
+			if (r->failed > 3)
+				break;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * O_DIRECT into the provider's memory is in flight while it unbinds: the
+ * unbind waits for the I/O, later I/O fails, and nothing leaks.
+ */
+TEST_F_TIMEOUT(p2pmem, unbind_during_odirect_io, 120)
+{
+	struct reader r = { 0 };
+	pthread_t t;
+	const char *blk = self->have_src ? self->src.blk : self->mem.blk;
+
+	r.fd = open(blk, O_RDONLY | O_DIRECT);
+	ASSERT_LE(0, r.fd);
+	r.p = map_p2p(self->fd, MIB);
+	ASSERT_NE(MAP_FAILED, r.p);
+	ASSERT_EQ(0, pthread_create(&t, NULL, reader_fn, &r));
+	usleep(300000);
+	ASSERT_EQ(0, set_bound(self->mem.bdf, false));
+	usleep(300000);
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	EXPECT_EQ(-1, pread(r.fd, r.p, MIB, DISK_OFF));
+	EXPECT_EQ(SIGBUS, touch(r.p, false));
+	TH_LOG("%d reads completed, %d failed", r.ok, r.failed);
+	munmap(r.p, MIB);
+	close(r.fd);
+	rebind_and_check(_metadata, self);
+}
+
+TEST_F_TIMEOUT(p2pmem, unbind_rebind_stress, 1800)
+{
+	int cycles = getenv("P2P_UNBIND_CYCLES") ? atoi(getenv("P2P_UNBIND_CYCLES")) : 100;
+	int i, fd;
+	unsigned char *p;
+
+	close(self->fd);
+	self->fd = -1;
+	for (i = 0; i < cycles; i++) {
+		fd = open(self->path, O_RDWR);
+		ASSERT_LE(0, fd) TH_LOG("cycle %d: open: %s", i, strerror(errno));
+		p = map_p2p(fd, MIB);
+		ASSERT_NE(MAP_FAILED, p) TH_LOG("cycle %d", i);
+		p[i % MIB] = 1;
+		ASSERT_EQ(0, set_bound(self->mem.bdf, false));
+		ASSERT_EQ(SIGBUS, touch(p, true));
+		munmap(p, MIB);
+		close(fd);
+		ASSERT_EQ(0, set_bound(self->mem.bdf, true));
+		ASSERT_EQ(0, wait_p2pmem(self->mem.bdf)) TH_LOG("cycle %d", i);
+	}
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+TEST_HARNESS_MAIN
