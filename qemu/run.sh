@@ -86,7 +86,7 @@ if [ -z "$accel" ]; then
 fi
 
 cmdline="console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144"
-cmdline+=" ro panic=-1 loglevel=6 init=$top/guest/init.sh ${append[*]} ${CMDLINE_EXTRA:-} -- $*"
+cmdline+=" ro panic=-1 loglevel=7 init=$top/guest/init.sh ${append[*]} ${CMDLINE_EXTRA:-} -- $*"
 
 echo "qemu: topology $topo, kernel $flavour, accel $accel, run dir ${run#"$top"/}"
 touch "$run/output.log"
