@@ -102,26 +102,17 @@ struct p2p_route {
 /* ------------------------------------------------------------------ */
 
 /*
- * Host bridges known to forward peer-to-peer requests between their root
- * ports. Some forward only between root ports of the same host bridge.
+ * Intel host bridges (device IDs) known to forward peer-to-peer requests
+ * between their root ports. P2P_HB_WITHIN_ITSELF marks the ones that do so
+ * only between root ports of the same host bridge.
  */
-static const struct {
-	u16 vendor;
-	u16 device;
-	bool same_host_bridge_only;
-} p2p_routing_host_bridges[] = {
-	/* Intel Xeon E5 v1/v2 and Core i7 (Sandy Bridge-EP, Ivy Bridge-EP) */
-	{ PCI_VENDOR_ID_INTEL, 0x3c00, true },
-	/* Intel Xeon E5 v3 and E7 v3 (Haswell-EP) */
-	{ PCI_VENDOR_ID_INTEL, 0x2f00, true },
-	/* Intel Xeon Scalable (Skylake-SP) */
-	{ PCI_VENDOR_ID_INTEL, 0x2020, false },
-	{ PCI_VENDOR_ID_INTEL, 0x2030, false },
-	{ PCI_VENDOR_ID_INTEL, 0x2031, false },
-	{ PCI_VENDOR_ID_INTEL, 0x2032, false },
-	{ PCI_VENDOR_ID_INTEL, 0x2033, false },
-	/* Intel Xeon Scalable (Ice Lake-SP) */
-	{ PCI_VENDOR_ID_INTEL, 0x09a2, false },
+#define P2P_HB_WITHIN_ITSELF	BIT(16)
+#define P2P_HB_DEVICE		GENMASK(15, 0)
+static const u32 p2p_routing_host_bridges[] = {
+	0x3c00 | P2P_HB_WITHIN_ITSELF,	/* Xeon E5 v1/v2, Core i7: Sandy Bridge-EP */
+	0x2f00 | P2P_HB_WITHIN_ITSELF,	/* Xeon E5/E7 v3: Haswell-EP */
+	0x2020, 0x2030, 0x2031, 0x2032, 0x2033,	/* Xeon Scalable: Skylake-SP */
+	0x09a2,				/* Xeon Scalable: Ice Lake-SP */
 };
 
 #ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
@@ -161,15 +152,11 @@ static int p2p_known_host_bridge(struct pci_host_bridge *hb)
 					  hb->bus->number, PCI_DEVFN(0, 0));
 	if (!dev)
 		return -1;
-	if ((dev->class >> 8) == PCI_CLASS_BRIDGE_HOST) {
-		for (i = 0; i < ARRAY_SIZE(p2p_routing_host_bridges); i++) {
-			if (dev->vendor == p2p_routing_host_bridges[i].vendor &&
-			    dev->device == p2p_routing_host_bridges[i].device) {
-				found = i;
-				break;
-			}
-		}
-	}
+	for (i = 0; i < ARRAY_SIZE(p2p_routing_host_bridges) && found < 0; i++)
+		if (dev->vendor == PCI_VENDOR_ID_INTEL &&
+		    (dev->class >> 8) == PCI_CLASS_BRIDGE_HOST &&
+		    dev->device == FIELD_GET(P2P_HB_DEVICE, p2p_routing_host_bridges[i]))
+			found = i;
 	pci_dev_put(dev);
 	return found;
 }
@@ -190,9 +177,14 @@ static enum p2p_refusal p2p_host_bridge_verdict(struct pci_host_bridge *a,
 		*who = ia < 0 ? a : b;
 		return P2P_HOST_BRIDGE_UNKNOWN;
 	}
-	if (a != b && (p2p_routing_host_bridges[ia].same_host_bridge_only ||
-		       p2p_routing_host_bridges[ib].same_host_bridge_only)) {
-		*who = p2p_routing_host_bridges[ia].same_host_bridge_only ? a : b;
+	if (a == b)
+		return P2P_REACHABLE;
+	if (p2p_routing_host_bridges[ia] & P2P_HB_WITHIN_ITSELF) {
+		*who = a;
+		return P2P_HOST_BRIDGES_DIFFER;
+	}
+	if (p2p_routing_host_bridges[ib] & P2P_HB_WITHIN_ITSELF) {
+		*who = b;
 		return P2P_HOST_BRIDGES_DIFFER;
 	}
 	return P2P_REACHABLE;
@@ -722,11 +714,10 @@ void pci_p2pmem_publish(struct pci_dev *pdev, bool publish)
 {
 	struct pci_p2pdma *p2p;
 
-	rcu_read_lock();
+	guard(rcu)();
 	p2p = rcu_dereference(pdev->p2pdma);
 	if (p2p && !READ_ONCE(p2p->closing))
 		WRITE_ONCE(p2p->published, publish);
-	rcu_read_unlock();
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_publish);
 
@@ -741,13 +732,10 @@ EXPORT_SYMBOL_GPL(pci_p2pmem_publish);
 bool pci_has_p2pmem(struct pci_dev *pdev)
 {
 	struct pci_p2pdma *p2p;
-	bool ret;
 
-	rcu_read_lock();
+	guard(rcu)();
 	p2p = rcu_dereference(pdev->p2pdma);
-	ret = p2p && READ_ONCE(p2p->published);
-	rcu_read_unlock();
-	return ret;
+	return p2p && READ_ONCE(p2p->published);
 }
 EXPORT_SYMBOL_GPL(pci_has_p2pmem);
 
@@ -800,28 +788,26 @@ static void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs)
 {
 	struct percpu_ref *ref;
 	struct pci_p2pdma *p2p;
-	void *addr = NULL;
+	unsigned long addr;
 
 	if (!size)
 		return NULL;
 
-	rcu_read_lock();
+	guard(rcu)();
 	p2p = rcu_dereference(pdev->p2pdma);
 	if (!p2p || READ_ONCE(p2p->closing))
-		goto out;
-	addr = (void *)gen_pool_alloc_owner(p2p->pool, size, (void **)&ref);
+		return NULL;
+	addr = gen_pool_alloc_owner(p2p->pool, size, (void **)&ref);
 	if (!addr)
-		goto out;
+		return NULL;
+	/* A range whose pgmap is dying hands out nothing. */
 	if (unlikely(!percpu_ref_tryget_live_rcu(ref))) {
-		gen_pool_free(p2p->pool, (unsigned long)addr, size);
-		addr = NULL;
-		goto out;
+		gen_pool_free(p2p->pool, addr, size);
+		return NULL;
 	}
 	if (refs > 1)
 		percpu_ref_get_many(ref, refs - 1);
-out:
-	rcu_read_unlock();
-	return addr;
+	return (void *)addr;
 }
 
 /**
@@ -867,14 +853,12 @@ void pci_free_p2pmem(struct pci_dev *pdev, void *addr, size_t size)
 	struct percpu_ref *ref;
 	struct pci_p2pdma *p2p;
 
-	rcu_read_lock();
+	guard(rcu)();
 	p2p = rcu_dereference(pdev->p2pdma);
-	if (!WARN_ON_ONCE(!p2p)) {
-		gen_pool_free_owner(p2p->pool, (unsigned long)addr, size,
-				    (void **)&ref);
-		percpu_ref_put(ref);
-	}
-	rcu_read_unlock();
+	if (WARN_ON_ONCE(!p2p))
+		return;
+	gen_pool_free_owner(p2p->pool, (unsigned long)addr, size, (void **)&ref);
+	percpu_ref_put(ref);
 }
 EXPORT_SYMBOL_GPL(pci_free_p2pmem);
 
@@ -895,15 +879,14 @@ EXPORT_SYMBOL_GPL(pci_free_p2pmem);
 pci_bus_addr_t pci_p2pmem_virt_to_bus(struct pci_dev *pdev, void *addr)
 {
 	struct pci_p2pdma *p2p;
-	phys_addr_t bus = -1;
+	phys_addr_t bus;
 
-	if (!addr)
-		return 0;
-	rcu_read_lock();
+	guard(rcu)();
 	p2p = rcu_dereference(pdev->p2pdma);
-	if (p2p)
-		bus = gen_pool_virt_to_phys(p2p->pool, (unsigned long)addr);
-	rcu_read_unlock();
+	if (!p2p || !addr)
+		return 0;
+	/* The pool's "physical" addresses are the BAR's bus addresses. */
+	bus = gen_pool_virt_to_phys(p2p->pool, (unsigned long)addr);
 	return bus == (phys_addr_t)-1 ? 0 : bus;
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_virt_to_bus);
@@ -928,17 +911,14 @@ EXPORT_SYMBOL_GPL(pci_p2pmem_virt_to_bus);
 struct scatterlist *pci_p2pmem_alloc_sgl(struct pci_dev *pdev,
 					 unsigned int *nents, u32 length)
 {
-	struct scatterlist *sg;
-	void *addr;
+	void *addr = pci_alloc_p2pmem(pdev, length);
+	struct scatterlist *sg = NULL;
 
-	if (!length)
-		return NULL;
-	sg = kmalloc(sizeof(*sg), GFP_KERNEL);
-	if (!sg)
-		return NULL;
-	addr = pci_alloc_p2pmem(pdev, length);
-	if (!addr) {
-		kfree(sg);
+	if (addr)
+		sg = kmalloc(sizeof(*sg), GFP_KERNEL);
+	if (!sg) {
+		if (addr)
+			pci_free_p2pmem(pdev, addr, length);
 		return NULL;
 	}
 	sg_init_one(sg, addr, length);
@@ -957,13 +937,10 @@ EXPORT_SYMBOL_GPL(pci_p2pmem_alloc_sgl);
 void pci_p2pmem_free_sgl(struct pci_dev *pdev, struct scatterlist *sgl)
 {
 	struct scatterlist *sg;
-	int i;
 
-	for_each_sg(sgl, sg, INT_MAX, i) {
-		if (!sg)
-			break;
+	/* Lists from pci_p2pmem_alloc_sgl() have one entry; walk any length. */
+	for (sg = sgl; sg; sg = sg_next(sg))
 		pci_free_p2pmem(pdev, sg_virt(sg), sg->length);
-	}
 	kfree(sgl);
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_free_sgl);
@@ -1008,12 +985,14 @@ pci_p2pdma_map_segment(struct pci_p2pdma_map_state *state, struct device *dev,
 		state->bus_off = region->bus_offset;
 	}
 
-	if (state->map == PCI_P2PDMA_MAP_BUS_ADDR) {
-		sg->dma_address = sg_phys(sg) + state->bus_off;
-		sg_dma_len(sg) = sg->length;
-		sg_dma_mark_bus_address(sg);
-	}
-	return state->map;
+	if (state->map != PCI_P2PDMA_MAP_BUS_ADDR)
+		return state->map;
+
+	/* Program the client with the BAR's bus address; unmap skips it. */
+	sg_dma_mark_bus_address(sg);
+	sg_dma_len(sg) = sg->length;
+	sg->dma_address = state->bus_off + sg_phys(sg);
+	return PCI_P2PDMA_MAP_BUS_ADDR;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1024,14 +1003,10 @@ static ssize_t p2p_pool_show(struct device *dev, char *buf,
 			     size_t (*measure)(struct gen_pool *))
 {
 	struct pci_p2pdma *p2p;
-	size_t val = 0;
 
-	rcu_read_lock();
+	guard(rcu)();
 	p2p = rcu_dereference(to_pci_dev(dev)->p2pdma);
-	if (p2p)
-		val = measure(p2p->pool);
-	rcu_read_unlock();
-	return sysfs_emit(buf, "%zu\n", val);
+	return sysfs_emit(buf, "%zu\n", p2p ? measure(p2p->pool) : 0);
 }
 
 static ssize_t size_show(struct device *dev, struct device_attribute *attr,
@@ -1133,27 +1108,19 @@ fail:
 	return ret;
 }
 
+/* Mode 0660, owner root: the 6.12 ABI of p2pmem/allocate. */
 static struct bin_attribute p2pmem_allocate_attr = {
 	.attr = { .name = "allocate", .mode = 0660 },
 	.mmap = p2pmem_allocate_mmap,
 };
 
-static struct attribute *p2pmem_attrs[] = {
-	&dev_attr_size.attr,
-	&dev_attr_available.attr,
-	&dev_attr_published.attr,
-	NULL,
-};
-
-static struct bin_attribute *p2pmem_bin_attrs[] = {
-	&p2pmem_allocate_attr,
-	NULL,
-};
-
 static const struct attribute_group p2pmem_group = {
 	.name = "p2pmem",
-	.attrs = p2pmem_attrs,
-	.bin_attrs = p2pmem_bin_attrs,
+	.attrs = (struct attribute *[]) {
+		&dev_attr_size.attr, &dev_attr_available.attr,
+		&dev_attr_published.attr, NULL
+	},
+	.bin_attrs = (struct bin_attribute *[]) { &p2pmem_allocate_attr, NULL },
 };
 
 /* ------------------------------------------------------------------ */
@@ -1211,6 +1178,7 @@ int pci_p2pdma_enable_store(const char *page, struct pci_dev **p2p_dev,
 	struct device *dev;
 	size_t len;
 	bool val;
+	int ret;
 
 	page = skip_spaces(page);
 	len = strlen(page);
@@ -1245,13 +1213,12 @@ int pci_p2pdma_enable_store(const char *page, struct pci_dev **p2p_dev,
 		return 0;
 	}
 
-	if (strchr(word, ':')) {
-		pr_err("p2pmem: no PCI device named %s\n", word);
-		return -ENODEV;
-	}
-	pr_err("p2pmem: '%s' is neither a boolean nor a PCI device name\n",
-	       word);
-	return -EINVAL;
+	/* Something with a colon was meant as a PCI address. */
+	ret = strchr(word, ':') ? -ENODEV : -EINVAL;
+	pr_err("p2pmem: '%s' is %s\n", word, ret == -ENODEV ?
+	       "not the name of any PCI device" :
+	       "neither a boolean nor a PCI device name");
+	return ret;
 }
 EXPORT_SYMBOL_GPL(pci_p2pdma_enable_store);
 
@@ -1270,11 +1237,11 @@ EXPORT_SYMBOL_GPL(pci_p2pdma_enable_store);
 ssize_t pci_p2pdma_enable_show(char *page, struct pci_dev *p2p_dev,
 			       bool use_p2pdma)
 {
-	if (!use_p2pdma)
-		return scnprintf(page, PAGE_SIZE, "0\n");
-	if (p2p_dev)
-		return scnprintf(page, PAGE_SIZE, "%s\n", pci_name(p2p_dev));
-	return scnprintf(page, PAGE_SIZE, "1\n");
+	const char *val = "0";
+
+	if (use_p2pdma)
+		val = p2p_dev ? pci_name(p2p_dev) : "1";
+	return scnprintf(page, PAGE_SIZE, "%s\n", val);
 }
 EXPORT_SYMBOL_GPL(pci_p2pdma_enable_show);
 

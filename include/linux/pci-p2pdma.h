@@ -10,37 +10,47 @@
 
 #include <linux/pci.h>
 
-struct block_device;
 struct scatterlist;
 
 #ifdef CONFIG_PCI_P2PDMA
-/* Provider side */
-int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar, size_t size,
-			    u64 offset);
-void pci_p2pmem_publish(struct pci_dev *pdev, bool publish);
-bool pci_has_p2pmem(struct pci_dev *pdev);
-
-/* Orchestrator side */
+/* Orchestrator: choose memory that every client can reach */
 int pci_p2pdma_distance_many(struct pci_dev *provider, struct device **clients,
 			     int num_clients, bool verbose);
 struct pci_dev *pci_p2pmem_find_many(struct device **clients, int num_clients);
-void *pci_alloc_p2pmem(struct pci_dev *pdev, size_t size);
-void pci_free_p2pmem(struct pci_dev *pdev, void *addr, size_t size);
-pci_bus_addr_t pci_p2pmem_virt_to_bus(struct pci_dev *pdev, void *addr);
-struct scatterlist *pci_p2pmem_alloc_sgl(struct pci_dev *pdev,
-					 unsigned int *nents, u32 length);
-void pci_p2pmem_free_sgl(struct pci_dev *pdev, struct scatterlist *sgl);
 
 /* configfs helpers (the nvmet namespace "p2pmem" attribute) */
 int pci_p2pdma_enable_store(const char *page, struct pci_dev **p2p_dev,
 			    bool *use_p2pdma);
 ssize_t pci_p2pdma_enable_show(char *page, struct pci_dev *p2p_dev,
 			       bool use_p2pdma);
+
+/* Allocation from a provider's pool */
+void *pci_alloc_p2pmem(struct pci_dev *pdev, size_t size);
+void pci_free_p2pmem(struct pci_dev *pdev, void *addr, size_t size);
+struct scatterlist *pci_p2pmem_alloc_sgl(struct pci_dev *pdev,
+					 unsigned int *nents, u32 length);
+void pci_p2pmem_free_sgl(struct pci_dev *pdev, struct scatterlist *sgl);
+pci_bus_addr_t pci_p2pmem_virt_to_bus(struct pci_dev *pdev, void *addr);
+
+/* Provider: register and offer BAR memory */
+int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar, size_t size,
+			    u64 offset);
+void pci_p2pmem_publish(struct pci_dev *pdev, bool publish);
+bool pci_has_p2pmem(struct pci_dev *pdev);
 #else /* !CONFIG_PCI_P2PDMA */
 /*
  * Without P2PDMA support every request fails the way a caller would see it
- * on a system with no usable provider.
+ * on a system with no usable provider: nothing registers, nothing is
+ * found, nothing is allocated, and configfs reads "0".
  */
+static inline int pci_p2pdma_enable_store(const char *page,
+					  struct pci_dev **p2p_dev,
+					  bool *use_p2pdma)
+{
+	*use_p2pdma = false;
+	return 0;
+}
+
 static inline int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar,
 					  size_t size, u64 offset)
 {
@@ -51,25 +61,8 @@ static inline void pci_p2pmem_publish(struct pci_dev *pdev, bool publish)
 {
 }
 
-static inline bool pci_has_p2pmem(struct pci_dev *pdev)
-{
-	return false;
-}
-
-static inline int pci_p2pdma_distance_many(struct pci_dev *provider,
-					   struct device **clients,
-					   int num_clients, bool verbose)
-{
-	return -1;
-}
-
 static inline struct pci_dev *pci_p2pmem_find_many(struct device **clients,
 						   int num_clients)
-{
-	return NULL;
-}
-
-static inline void *pci_alloc_p2pmem(struct pci_dev *pdev, size_t size)
 {
 	return NULL;
 }
@@ -79,17 +72,11 @@ static inline void pci_free_p2pmem(struct pci_dev *pdev, void *addr,
 {
 }
 
-static inline pci_bus_addr_t pci_p2pmem_virt_to_bus(struct pci_dev *pdev,
-						    void *addr)
+static inline int pci_p2pdma_distance_many(struct pci_dev *provider,
+					   struct device **clients,
+					   int num_clients, bool verbose)
 {
-	return 0;
-}
-
-static inline struct scatterlist *pci_p2pmem_alloc_sgl(struct pci_dev *pdev,
-						       unsigned int *nents,
-						       u32 length)
-{
-	return NULL;
+	return -1;
 }
 
 static inline void pci_p2pmem_free_sgl(struct pci_dev *pdev,
@@ -97,12 +84,27 @@ static inline void pci_p2pmem_free_sgl(struct pci_dev *pdev,
 {
 }
 
-static inline int pci_p2pdma_enable_store(const char *page,
-					  struct pci_dev **p2p_dev,
-					  bool *use_p2pdma)
+static inline void *pci_alloc_p2pmem(struct pci_dev *pdev, size_t size)
 {
-	*use_p2pdma = false;
+	return NULL;
+}
+
+static inline pci_bus_addr_t pci_p2pmem_virt_to_bus(struct pci_dev *pdev,
+						    void *addr)
+{
 	return 0;
+}
+
+static inline bool pci_has_p2pmem(struct pci_dev *pdev)
+{
+	return false;
+}
+
+static inline struct scatterlist *pci_p2pmem_alloc_sgl(struct pci_dev *pdev,
+						       unsigned int *nents,
+						       u32 length)
+{
+	return NULL;
 }
 
 static inline ssize_t pci_p2pdma_enable_show(char *page,
@@ -113,34 +115,45 @@ static inline ssize_t pci_p2pdma_enable_show(char *page,
 }
 #endif /* CONFIG_PCI_P2PDMA */
 
+/*
+ * Single-client forms of the two orchestrator queries, used by drivers
+ * that only ever pair one client with a provider (nvmet, amdgpu, xe,
+ * habanalabs).
+ */
+
 /**
  * pci_p2pdma_distance() - how far a single client is from a provider
  * @provider: PCI device that owns the P2P memory
  * @client: device that would DMA to or from that memory
  * @verbose: log one line naming both devices if the pair is refused
  *
- * Shorthand for pci_p2pdma_distance_many() with one client; see there for
- * the meaning of the result and the calling context.
+ * See pci_p2pdma_distance_many() for the meaning of the result and the
+ * calling context.
  *
  * Return: the distance (>= 0), or -1 if @client cannot reach @provider.
  */
 static inline int pci_p2pdma_distance(struct pci_dev *provider,
 				      struct device *client, bool verbose)
 {
-	return pci_p2pdma_distance_many(provider, &client, 1, verbose);
+	struct device *only[] = { client };
+
+	return pci_p2pdma_distance_many(provider, only, ARRAY_SIZE(only),
+					verbose);
 }
 
 /**
  * pci_p2pmem_find() - find published P2P memory that a client can reach
  * @client: device that will DMA to or from the memory
  *
- * Shorthand for pci_p2pmem_find_many() with one client.
+ * See pci_p2pmem_find_many() for how the provider is chosen.
  *
  * Return: a referenced provider (release it with pci_dev_put()), or NULL.
  */
 static inline struct pci_dev *pci_p2pmem_find(struct device *client)
 {
-	return pci_p2pmem_find_many(&client, 1);
+	struct device *only[] = { client };
+
+	return pci_p2pmem_find_many(only, ARRAY_SIZE(only));
 }
 
 #endif /* _LINUX_PCI_P2PDMA_H */
