@@ -17,6 +17,9 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp
 cd /tmp || exit 1
 "$@"
 echo "P2PDMA-EXIT $?"
+# Let the UART send the status line before the reset cuts it off; the
+# root filesystem is still there, so running sleep is safe here.
+sleep 1
 echo b > /proc/sysrq-trigger
 # The root filesystem may already be gone: spin in builtins only.
 while :; do :; done
