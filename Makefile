@@ -6,6 +6,7 @@
 #
 #   make run   [TOPO=switch]   release kernel: the P2P copy demo
 #   make test                  debug kernel: every suite, TAP, N passed/N failed
+#   make bench [BENCH_REPS=5]  our P2PDMA against the tree's own: table, CSV, PNG
 #   make kernel-release | kernel-debug | selftests | deps | clean
 #
 # TOPO selects a file in qemu/topologies/ (switch, hostbridge, hostbridge-amd).
@@ -13,7 +14,7 @@
 TOPO ?= switch
 TIMEOUT ?= 600
 
-.PHONY: all run test deps kernel-release kernel-debug tools selftests clean check patch
+.PHONY: all run test deps kernel-release kernel-debug tools selftests clean check patch bench
 
 all: kernel-release
 
@@ -23,7 +24,7 @@ deps:
 kernel-release kernel-debug: kernel-%: deps
 	@scripts/build-kernel.sh $*
 
-tools: deps build/bin/p2pcopy build/bin/p2pmap
+tools: deps build/bin/p2pcopy build/bin/p2pmap build/bin/p2pbench
 
 build/bin/%: tools/%.c
 	@mkdir -p $(@D)
@@ -40,6 +41,9 @@ selftests: deps
 test: kernel-debug tools selftests
 	@tests/run-all.sh
 
+bench: tools
+	@scripts/bench.sh
+
 check: deps
 	@scripts/check.sh
 
@@ -48,4 +52,4 @@ patch: deps
 
 clean:
 	rm -rf build/out-* build/runs build/bin build/accel build/last-run build/run-*.out build/selftests \
-		build/patch-* build/patches build/sphinx-check
+		build/patch-* build/patches build/sphinx-check build/linux-intree build/bench

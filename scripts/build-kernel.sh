@@ -10,15 +10,17 @@
 # Usage: scripts/build-kernel.sh release|debug [OUTDIR [MAKE-ARGS...]]
 #   OUTDIR defaults to build/out-<flavour>; MAKE-ARGS (default: bzImage)
 #   let scripts/check.sh build just drivers/pci/ with C=2 W=1 in its own dir.
+# Environment (scripts/bench.sh): KERNEL_TREE builds another source tree,
+# EXTRA_CONFIG names one more fragment merged after the flavour's.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 flavour=${1:?usage: build-kernel.sh release|debug [OUTDIR [MAKE-ARGS...]]}
-tree=$top/build/linux-source-6.12
+tree=${KERNEL_TREE:-$top/build/linux-source-6.12}
 out=${2:-$top/build/out-$flavour}
 shift $(( $# < 2 ? $# : 2 ))
 [ $# -gt 0 ] || set -- bzImage
-frags=("$top/config/base.config" "$top/config/$flavour.config")
+frags=("$top/config/base.config" "$top/config/$flavour.config" ${EXTRA_CONFIG:+"$EXTRA_CONFIG"})
 
 [ -f "$top/config/$flavour.config" ] || { echo "build-kernel: no flavour '$flavour' (release, debug)" >&2; exit 2; }
 "$top/scripts/prepare-tree.sh"

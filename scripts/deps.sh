@@ -7,7 +7,7 @@ set -euo pipefail
 
 pkgs="linux-source-6.12 qemu-system-x86 busybox-static fio nvme-cli pciutils
       gcc make bc bison flex libelf-dev libssl-dev dwarves cpio xz-utils kmod
-      rsync python3 perl sparse shellcheck python3-sphinx"
+      rsync python3 perl sparse shellcheck python3-sphinx gnuplot-nox"
 missing=$(for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || echo "$p"
 done)

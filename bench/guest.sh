@@ -1,0 +1,36 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make bench` in the guest (qemu/topologies/bench.sh): run the in-kernel
+# benchmark once, then the userspace metrics, and print every result as
+# "BENCH key value" (times in ns or us, memory in bytes, throughput in
+# MB/s; '#' keys are information). scripts/bench.sh collects the lines.
+top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=guest/lib.sh
+. "$top/guest/lib.sh"
+p2pbench=$top/build/bin/p2pbench
+d=/sys/kernel/debug/p2pdma-bench
+
+[ -d $d ] || { echo "bench: $d missing: kernel without CONFIG_PCI_P2PDMA_BENCH"; exit 1; }
+rc=0
+echo run > $d/run || rc=1
+sed 's/^/BENCH /' $d/results
+[ $rc = 0 ] || { echo "bench: the in-kernel run failed; see the console log"; exit 1; }
+big=$(awk '$2 == "big_provider" { print $3 }' $d/results)
+[ -n "$big" ] || exit 1
+
+# Metric 6: mmap of p2pmem/allocate + a write to every page + munmap.
+for mib in 2 64; do
+	us=$("$p2pbench" mmap "$big" $((mib << 20)) 7) || exit 1
+	echo "BENCH mmap_touch_${mib}m $us"
+done
+
+# Metric 7: O_DIRECT reads from one NVMe into P2P memory, then into RAM.
+nvme=$(nvme_blk "$BENCH_NVME") || exit 1
+for via in p2p ram; do
+	buf=$via
+	[ $via = p2p ] && buf=$big
+	mbps=$("$p2pbench" read "$buf" "$nvme" $((32 << 20)) $((1 << 20)) 5) || exit 1
+	echo "BENCH read_${via}_mbps $mbps"
+done
+echo BENCH-DONE

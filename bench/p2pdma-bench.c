@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Benchmark of the PCI P2PDMA public API, for `make bench`.
+ *
+ * Uses only <linux/pci-p2pdma.h>, the DMA API and page counters, so the
+ * same file builds against any P2PDMA implementation with the 6.12 API and
+ * the numbers of two kernels can be compared.
+ *
+ * Every ivshmem-plain device (1af4:1110) binds to this driver and becomes a
+ * provider: its BAR 2 is registered as P2P memory when a run is triggered,
+ * the largest one serving as "the pool". Every pci-testdev (1b36:0005) is a
+ * client for distance queries; they need no driver. A run is started by a
+ * write to /sys/kernel/debug/p2pdma-bench/run (once per boot: first-call
+ * distances need routes nobody asked for before) and its results, one
+ * "key value" line each (times in ns, memory in bytes), are read from
+ * .../results; lines starting with '#' are information.
+ */
+#define pr_fmt(fmt) "p2pdma-bench: " fmt
+
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/dma-mapping.h>
+#include <linux/gfp.h>
+#include <linux/kthread.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/pci-p2pdma.h>
+#include <linux/prandom.h>
+#include <linux/scatterlist.h>
+#include <linux/seq_buf.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/vmstat.h>
+
+#define BENCH_MAX_PROVIDERS	8
+#define BENCH_MAX_CLIENTS	16
+#define BENCH_SG_ENTS		256
+#define BENCH_BLOCK		SZ_64K
+#define BENCH_MAX_SAMPLES	15
+#define BENCH_TESTDEV_ID	0x0005	/* QEMU pci-testdev */
+
+static unsigned int samples = 7;
+module_param(samples, uint, 0644);
+MODULE_PARM_DESC(samples, "timed samples per metric; the fastest is reported");
+
+static unsigned int iters = 1000;
+module_param(iters, uint, 0644);
+MODULE_PARM_DESC(iters, "calls per timed sample of the fast operations");
+
+static DEFINE_MUTEX(bench_lock);
+static struct pci_dev *providers[BENCH_MAX_PROVIDERS];
+static unsigned int nr_providers;
+static struct device *clients[BENCH_MAX_CLIENTS];
+static unsigned int nr_clients;
+static bool bench_done;
+
+static char results_buf[8192];
+static struct seq_buf results;
+
+static void out(const char *key, s64 val)
+{
+	seq_buf_printf(&results, "%s %lld\n", key, val);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median; the lower of the middle two for an even count. */
+static u64 median(u64 *v, unsigned int n)
+{
+	sort(v, n, sizeof(*v), cmp_u64, NULL);
+	return v[(n - 1) / 2];
+}
+
+/*
+ * The fastest of the timed samples of one boot: under TCG on a shared host
+ * a vCPU loses the host CPU now and then, and the guest clock keeps going,
+ * so the best sample is the one closest to the code's own cost. The report
+ * takes the median of these over boots.
+ */
+static u64 best(u64 *v, unsigned int n)
+{
+	sort(v, n, sizeof(*v), cmp_u64, NULL);
+	return v[0];
+}
+
+static unsigned int nr_samples(void)
+{
+	return clamp(samples, 1U, BENCH_MAX_SAMPLES);
+}
+
+/* Free pages right now, with the per-CPU page lists emptied first. */
+static long free_pages_now(void)
+{
+	drain_all_pages(NULL);
+	return global_zone_page_state(NR_FREE_PAGES);
+}
+
+/* ---- metric 1: alloc + free, one CPU or all, on a fragmented pool ---- */
+
+/* ns for @n pci_alloc_p2pmem() + pci_free_p2pmem() pairs of @size. */
+static s64 alloc_free_loop(struct pci_dev *p, size_t size, unsigned int n)
+{
+	u64 t0 = ktime_get_ns();
+	unsigned int i;
+	void *a;
+
+	for (i = 0; i < n; i++) {
+		a = pci_alloc_p2pmem(p, size);
+		if (!a)
+			return -ENOMEM;
+		pci_free_p2pmem(p, a, size);
+	}
+	return ktime_get_ns() - t0;
+}
+
+struct af_worker {
+	struct pci_dev *p;
+	size_t size;
+	struct completion *go;
+	struct completion done;
+	s64 ns;
+};
+
+static int af_thread(void *data)
+{
+	struct af_worker *w = data;
+
+	wait_for_completion(w->go);
+	w->ns = alloc_free_loop(w->p, w->size, iters);
+	complete(&w->done);
+	return 0;
+}
+
+/* All online CPUs at once: ns of the slowest CPU's loop. */
+static s64 alloc_free_all_cpus(struct pci_dev *p, size_t size)
+{
+	struct completion go;
+	struct af_worker *w;
+	struct task_struct *t;
+	unsigned int cpu, n = 0, i;
+	s64 worst = 0;
+
+	w = kcalloc(nr_cpu_ids, sizeof(*w), GFP_KERNEL);
+	if (!w)
+		return -ENOMEM;
+	init_completion(&go);
+	for_each_online_cpu(cpu) {
+		w[n].p = p;
+		w[n].size = size;
+		w[n].go = &go;
+		init_completion(&w[n].done);
+		t = kthread_run_on_cpu(af_thread, &w[n], cpu, "p2pbench/%u");
+		if (IS_ERR(t)) {
+			worst = PTR_ERR(t);
+			break;
+		}
+		n++;
+	}
+	complete_all(&go);
+	for (i = 0; i < n; i++) {
+		wait_for_completion(&w[i].done);
+		if (w[i].ns < 0 && worst >= 0)
+			worst = w[i].ns;
+		else if (worst >= 0)
+			worst = max(worst, w[i].ns);
+	}
+	kfree(w);
+	return worst;
+}
+
+/*
+ * Fill the pool with 64 KiB blocks, then free a fixed pseudo-random set of
+ * them so that @pct percent of the pool stays in use, scattered.
+ * Returns the number of blocks still held in @blocks[0..].
+ */
+static int fill_pool(struct pci_dev *p, void **blocks, unsigned int max,
+		     unsigned int pct)
+{
+	struct rnd_state rnd;
+	unsigned int n = 0, keep, i, j;
+
+	while (n < max && (blocks[n] = pci_alloc_p2pmem(p, BENCH_BLOCK)))
+		n++;
+	prandom_seed_state(&rnd, 42);
+	for (i = n ? n - 1 : 0; i > 0; i--) {	/* Fisher-Yates shuffle */
+		j = prandom_u32_state(&rnd) % (i + 1);
+		swap(blocks[i], blocks[j]);
+	}
+	keep = n * pct / 100;
+	for (i = keep; i < n; i++)
+		pci_free_p2pmem(p, blocks[i], BENCH_BLOCK);
+	return keep;
+}
+
+static void empty_pool(struct pci_dev *p, void **blocks, unsigned int n)
+{
+	while (n--)
+		pci_free_p2pmem(p, blocks[n], BENCH_BLOCK);
+}
+
+static int bench_alloc_free(struct pci_dev *p, size_t pool_size)
+{
+	static const unsigned int pcts[] = { 0, 50, 90 };
+	static const size_t sizes[] = { SZ_4K, SZ_64K };
+	unsigned int max = pool_size / BENCH_BLOCK, k, s, c, i, held;
+	u64 v[BENCH_MAX_SAMPLES];
+	char key[64];
+	void **blocks;
+	s64 ns;
+
+	blocks = kvmalloc_array(max, sizeof(*blocks), GFP_KERNEL);
+	if (!blocks)
+		return -ENOMEM;
+	for (k = 0; k < ARRAY_SIZE(pcts); k++) {
+		held = fill_pool(p, blocks, max, pcts[k]);
+		for (s = 0; s < ARRAY_SIZE(sizes); s++) {
+			for (c = 0; c < 2; c++) {
+				for (i = 0; i < nr_samples(); i++) {
+					ns = c ? alloc_free_all_cpus(p, sizes[s]) :
+						 alloc_free_loop(p, sizes[s], iters);
+					if (ns < 0)
+						goto fail;
+					v[i] = ns;
+					cond_resched();
+				}
+				snprintf(key, sizeof(key), "alloc_free_%zuk_%s_%upct",
+					 sizes[s] >> 10, c ? "allcpus" : "1cpu",
+					 pcts[k]);
+				out(key, best(v, nr_samples()) / iters);
+			}
+		}
+		empty_pool(p, blocks, held);
+	}
+	kvfree(blocks);
+	return 0;
+fail:
+	empty_pool(p, blocks, held);
+	kvfree(blocks);
+	pr_err("alloc+free at %u%% full failed (%lld)\n", pcts[k], ns);
+	return ns;
+}
+
+/* ---- metric 2: alloc_sgl + free_sgl of 1 MiB ---- */
+
+static int bench_sgl(struct pci_dev *p)
+{
+	u64 v[BENCH_MAX_SAMPLES], t0;
+	struct scatterlist *sgl;
+	unsigned int i, j, nents;
+
+	for (i = 0; i < nr_samples(); i++) {
+		t0 = ktime_get_ns();
+		for (j = 0; j < iters; j++) {
+			sgl = pci_p2pmem_alloc_sgl(p, &nents, SZ_1M);
+			if (!sgl)
+				return -ENOMEM;
+			pci_p2pmem_free_sgl(p, sgl);
+		}
+		v[i] = ktime_get_ns() - t0;
+		cond_resched();
+	}
+	out("sgl_1m", best(v, nr_samples()) / iters);
+	return 0;
+}
+
+/* ---- metric 3: dma_map_sg + dma_unmap_sg of 256 P2P or RAM pages ---- */
+
+static s64 time_map_sg(struct device *client, struct scatterlist *sgl)
+{
+	u64 v[BENCH_MAX_SAMPLES], t0;
+	unsigned int i, j, n = max(iters / 10, 1U);
+
+	for (i = 0; i < nr_samples(); i++) {
+		t0 = ktime_get_ns();
+		for (j = 0; j < n; j++) {
+			if (dma_map_sg(client, sgl, BENCH_SG_ENTS,
+				       DMA_BIDIRECTIONAL) <= 0)
+				return -EIO;
+			dma_unmap_sg(client, sgl, BENCH_SG_ENTS,
+				     DMA_BIDIRECTIONAL);
+		}
+		v[i] = ktime_get_ns() - t0;
+		cond_resched();
+	}
+	return best(v, nr_samples()) / n;
+}
+
+static int bench_map_sg(struct pci_dev *p, struct device *client)
+{
+	struct scatterlist *sgl;
+	int i, ret = -ENOMEM;
+	struct page **ram;
+	void *mem;
+	s64 ns;
+
+	sgl = kmalloc_array(BENCH_SG_ENTS, sizeof(*sgl), GFP_KERNEL);
+	ram = kcalloc(BENCH_SG_ENTS, sizeof(*ram), GFP_KERNEL);
+	mem = pci_alloc_p2pmem(p, BENCH_SG_ENTS * PAGE_SIZE);
+	if (!sgl || !ram || !mem)
+		goto out;
+
+	sg_init_table(sgl, BENCH_SG_ENTS);
+	for (i = 0; i < BENCH_SG_ENTS; i++)
+		sg_set_page(&sgl[i], virt_to_page(mem + i * PAGE_SIZE),
+			    PAGE_SIZE, 0);
+	ns = time_map_sg(client, sgl);
+	if (ns < 0) {
+		ret = ns;
+		pr_err("dma_map_sg of P2P pages for %s failed\n",
+		       dev_name(client));
+		goto out;
+	}
+	out("map_sg_p2p_256", ns);
+
+	sg_init_table(sgl, BENCH_SG_ENTS);
+	for (i = 0; i < BENCH_SG_ENTS; i++) {
+		ram[i] = alloc_page(GFP_KERNEL);
+		if (!ram[i])
+			goto out;
+		sg_set_page(&sgl[i], ram[i], PAGE_SIZE, 0);
+	}
+	ns = time_map_sg(client, sgl);
+	if (ns < 0) {
+		ret = ns;
+		goto out;
+	}
+	out("map_sg_ram_256", ns);
+	ret = 0;
+out:
+	for (i = 0; ram && i < BENCH_SG_ENTS; i++)
+		if (ram[i])
+			__free_page(ram[i]);
+	kfree(ram);
+	if (mem)
+		pci_free_p2pmem(p, mem, BENCH_SG_ENTS * PAGE_SIZE);
+	kfree(sgl);
+	return ret;
+}
+
+/* ---- metric 4: distance_many, first call and cached ---- */
+
+/* One call, timed; a refusal (-1) is an error for this topology. */
+static s64 time_distance(struct pci_dev *p, struct device **c, int n)
+{
+	u64 t0 = ktime_get_ns();
+	int d = pci_p2pdma_distance_many(p, c, n, false);
+	u64 t = ktime_get_ns() - t0;
+
+	if (d < 0) {
+		pr_err("%s refused for %d clients from %s\n", pci_name(p), n,
+		       dev_name(c[0]));
+		return -EREMOTEIO;
+	}
+	return t;
+}
+
+/*
+ * First calls need (provider, client) pairs never asked about before, so
+ * each client-set size gets its own providers: 16 clients providers 0-3,
+ * 4 clients providers 4-5 (four disjoint sets each), 1 client providers
+ * 6-7 (every client). Every pair is asked exactly once.
+ *
+ * Each provider is first asked about another provider, a client outside
+ * the measured set: the code has run once (under TCG the first run of any
+ * code pays for its translation) and no provider starts with an empty
+ * cache.
+ */
+static int bench_distance_first(void)
+{
+	static const struct { int n, first, last; } plan[] = {
+		{ 16, 0, 3 }, { 4, 4, 5 }, { 1, 6, 7 },
+	};
+	u64 v[2 * BENCH_MAX_CLIENTS * 2];
+	unsigned int k, p, c, nv;
+	struct device *other;
+	char key[48];
+	s64 ns;
+
+	for (p = 0; p < BENCH_MAX_PROVIDERS; p++) {
+		other = &providers[(p + 1) % BENCH_MAX_PROVIDERS]->dev;
+		ns = time_distance(providers[p], &other, 1);
+		if (ns < 0)
+			return ns;
+	}
+	for (k = 0; k < ARRAY_SIZE(plan); k++) {
+		nv = 0;
+		for (p = plan[k].first; p <= plan[k].last; p++) {
+			for (c = 0; c + plan[k].n <= BENCH_MAX_CLIENTS;
+			     c += plan[k].n) {
+				ns = time_distance(providers[p], &clients[c],
+						   plan[k].n);
+				if (ns < 0)
+					return ns;
+				v[nv++] = ns;
+			}
+		}
+		snprintf(key, sizeof(key), "distance_%d_first", plan[k].n);
+		out(key, median(v, nv));
+	}
+	return 0;
+}
+
+static int bench_distance_cached(struct pci_dev *p)
+{
+	static const int sizes[] = { 1, 4, 16 };
+	u64 v[BENCH_MAX_SAMPLES], t0;
+	unsigned int k, i, j;
+	char key[48];
+
+	for (k = 0; k < ARRAY_SIZE(sizes); k++) {
+		for (i = 0; i < nr_samples(); i++) {
+			t0 = ktime_get_ns();
+			for (j = 0; j < iters; j++)
+				if (pci_p2pdma_distance_many(p, clients,
+							     sizes[k], false) < 0)
+					return -EREMOTEIO;
+			v[i] = ktime_get_ns() - t0;
+			cond_resched();
+		}
+		snprintf(key, sizeof(key), "distance_%d_cached", sizes[k]);
+		out(key, best(v, nr_samples()) / iters);
+		snprintf(key, sizeof(key), "# distance_%d_value", sizes[k]);
+		out(key, pci_p2pdma_distance_many(p, clients, sizes[k], false));
+	}
+	return 0;
+}
+
+/* ---- metric 5: find_many among the providers ---- */
+
+static int bench_find_many(void)
+{
+	u64 v[BENCH_MAX_SAMPLES], t0;
+	unsigned int i, j, n = max(iters / 10, 1U);
+	struct pci_dev *found;
+
+	for (i = 0; i < nr_samples(); i++) {
+		t0 = ktime_get_ns();
+		for (j = 0; j < n; j++) {
+			found = pci_p2pmem_find_many(clients, 4);
+			if (!found)
+				return -ENODEV;
+			pci_dev_put(found);
+		}
+		v[i] = ktime_get_ns() - t0;
+		cond_resched();
+	}
+	out("find_many_8", best(v, nr_samples()) / n);
+	return 0;
+}
+
+/* ---- the run ---- */
+
+static int provider_size_cmp(const void *a, const void *b)
+{
+	resource_size_t x = pci_resource_len(*(struct pci_dev **)a, 2);
+	resource_size_t y = pci_resource_len(*(struct pci_dev **)b, 2);
+
+	return x > y ? -1 : x < y;
+}
+
+static int collect_clients(void)
+{
+	struct pci_dev *pdev = NULL;
+
+	while (nr_clients < BENCH_MAX_CLIENTS &&
+	       (pdev = pci_get_device(PCI_VENDOR_ID_REDHAT,
+				      BENCH_TESTDEV_ID, pdev)))
+		clients[nr_clients++] = &pdev->dev;	/* reference kept */
+	pci_dev_put(pdev);
+	return nr_clients == BENCH_MAX_CLIENTS ? 0 : -ENODEV;
+}
+
+/*
+ * Register every provider's BAR 2 and publish it. The largest goes first,
+ * with the page counters read around it: metric 8.
+ */
+static int register_providers(void)
+{
+	long before, after;
+	size_t size;
+	unsigned int i;
+	int ret;
+
+	sort(providers, nr_providers, sizeof(providers[0]), provider_size_cmp,
+	     NULL);
+	for (i = 0; i < nr_providers; i++) {
+		size = pci_resource_len(providers[i], 2);
+		before = free_pages_now();
+		ret = pci_p2pdma_add_resource(providers[i], 2, 0, 0);
+		after = free_pages_now();
+		if (ret) {
+			pci_err(providers[i], "p2pdma-bench: add_resource: %d\n",
+				ret);
+			return ret;
+		}
+		if (i == 0) {
+			out("meta_bytes_per_mib", (s64)(before - after) *
+			    (s64)PAGE_SIZE / (s64)(size >> 20));
+			seq_buf_printf(&results, "# big_provider %s %zu\n",
+				       pci_name(providers[0]), size);
+		}
+		pci_p2pmem_publish(providers[i], true);
+	}
+	return 0;
+}
+
+static int bench_run(void)
+{
+	struct pci_dev *big;
+	long before, after;
+	int ret;
+
+	if (nr_providers != BENCH_MAX_PROVIDERS) {
+		pr_err("need %d ivshmem providers, found %u\n",
+		       BENCH_MAX_PROVIDERS, nr_providers);
+		return -ENODEV;
+	}
+	ret = collect_clients();
+	if (ret) {
+		pr_err("need %d pci-testdev clients, found %u\n",
+		       BENCH_MAX_CLIENTS, nr_clients);
+		return ret;
+	}
+	ret = register_providers();
+	if (ret)
+		return ret;
+	big = providers[0];
+	seq_buf_printf(&results, "# cpus %u samples %u iters %u\n",
+		       num_online_cpus(), nr_samples(), iters);
+
+	/* Metric 4 first: nothing may have asked for these routes yet. */
+	before = free_pages_now();
+	ret = bench_distance_first();
+	after = free_pages_now();
+	if (ret)
+		return ret;
+	/* Whole pages: 8 providers x (16 clients + 1 warm-up) routes. */
+	out("route_cache_bytes", (before - after) * (s64)PAGE_SIZE);
+	ret = bench_distance_cached(big);
+	if (!ret)
+		ret = bench_find_many();
+	if (!ret)
+		ret = bench_alloc_free(big, pci_resource_len(big, 2));
+	if (!ret)
+		ret = bench_sgl(big);
+	if (!ret)	/* the second provider is the DMA client */
+		ret = bench_map_sg(big, &providers[1]->dev);
+	return ret;
+}
+
+static ssize_t run_write(struct file *file, const char __user *buf,
+			 size_t count, loff_t *ppos)
+{
+	int ret;
+
+	mutex_lock(&bench_lock);
+	if (bench_done) {
+		ret = -EALREADY;
+	} else {
+		bench_done = true;
+		ret = bench_run();
+		seq_buf_printf(&results, "# status %d\n", ret);
+	}
+	mutex_unlock(&bench_lock);
+	return ret ? ret : count;
+}
+
+static const struct file_operations run_fops = {
+	.write = run_write,
+};
+
+static int results_show(struct seq_file *m, void *unused)
+{
+	mutex_lock(&bench_lock);
+	seq_write(m, results_buf, seq_buf_used(&results));
+	mutex_unlock(&bench_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(results);
+
+static int bench_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	int ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+	mutex_lock(&bench_lock);
+	if (nr_providers < BENCH_MAX_PROVIDERS)
+		providers[nr_providers++] = pdev;
+	else
+		ret = -ENOSPC;
+	mutex_unlock(&bench_lock);
+	return ret;
+}
+
+static const struct pci_device_id bench_ids[] = {
+	{ PCI_DEVICE(PCI_VENDOR_ID_REDHAT_QUMRANET, 0x1110) },	/* ivshmem */
+	{ }
+};
+
+static struct pci_driver bench_driver = {
+	.name = "p2pdma-bench",
+	.id_table = bench_ids,
+	.probe = bench_probe,
+	.driver.suppress_bind_attrs = true,	/* providers stay bound */
+};
+
+static int __init bench_init(void)
+{
+	struct dentry *dir;
+
+	seq_buf_init(&results, results_buf, sizeof(results_buf));
+	dir = debugfs_create_dir("p2pdma-bench", NULL);
+	debugfs_create_file("run", 0200, dir, NULL, &run_fops);
+	debugfs_create_file("results", 0444, dir, NULL, &results_fops);
+	return pci_register_driver(&bench_driver);
+}
+device_initcall(bench_init);

@@ -1,0 +1,29 @@
+# shellcheck shell=bash
+# Sourced by qemu/run.sh, which defines dev, nvme, cpu and guest_env (and qargs).
+# `make bench` (scripts/bench.sh): eight ivshmem-plain P2P providers (one
+# of 256 MiB, the pool, and seven of 4 MiB), sixteen pci-testdev clients
+# behind a PCIe-to-PCI bridge and one NVMe, all below one x3130 switch, so
+# every route is a direct bus-address route. The p2pdma-bench driver
+# (CONFIG_PCI_P2PDMA_BENCH) binds the ivshmem devices; ivshmem is RAM-backed,
+# so DMA into it runs at RAM speed, unlike an NVMe CMB.
+#
+#  pcie.0 -- rp1 -- up1 (switch) --+-- dn1 -- benchN (NVMe, no CMB)
+#                                  +-- dv0..dv7 -- ivshmem-plain x8
+#                                  +-- dt -- pcie-pci-bridge -- pci-testdev x16
+dev pcie-root-port,id=rp1,bus=pcie.0,chassis=1,slot=1,addr=0x4
+dev x3130-upstream,id=up1,bus=rp1
+dev xio3130-downstream,id=dn1,bus=up1,chassis=2,slot=0
+nvme benchN dn1
+for i in 0 1 2 3 4 5 6 7; do
+	size=4M
+	[ $i = 0 ] && size=256M
+	qargs+=(-object "memory-backend-ram,id=ivm$i,size=$size,share=on")
+	dev "xio3130-downstream,id=dv$i,bus=up1,chassis=$((10 + i)),slot=$((1 + i))"
+	dev "ivshmem-plain,memdev=ivm$i,bus=dv$i"
+done
+dev xio3130-downstream,id=dt,bus=up1,chassis=20,slot=9
+dev pcie-pci-bridge,id=br1,bus=dt
+for i in $(seq 1 16); do
+	dev "pci-testdev,bus=br1,addr=$(printf '%#x' "$i")"
+done
+guest_env BENCH_NVME=benchN

@@ -1,0 +1,113 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make bench`: build two release kernels with the P2PDMA benchmark
+# (bench/, CONFIG_PCI_P2PDMA_BENCH) from one tree and one configuration,
+# one with our p2pdma.c/pci-p2pdma.h (build/out-bench) and one with the
+# tree's own (build/out-bench-intree, from build/linux-intree, a hard-link
+# copy of the shared tree in which only those files and drivers/pci/Kconfig
+# are replaced), boot each REPS times on the bench topology, alternating,
+# and report the medians: a table on stdout, build/bench/results.{csv,json},
+# build/bench/ratios.png.
+#
+# Usage: scripts/bench.sh [-r REPS] [-n | -b]
+#   -r  boots per kernel (default $BENCH_REPS, else 5)
+#   -n  no build: reuse the two kernels;  -b  build them only
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+tarball=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+shared=$top/build/linux-source-6.12
+intree=$top/build/linux-intree
+outdir=$top/build/bench
+reps=${BENCH_REPS:-5} build=1 runs=1
+while getopts r:nb opt; do
+	case $opt in
+	r) reps=$OPTARG ;;
+	n) build=0 ;;
+	b) runs=0 ;;
+	*) exit 2 ;;
+	esac
+done
+
+# Make drivers/pci of tree $1 build bench/ (a symlink) and source its
+# Kconfig. Files are replaced, never edited: the trees share hard links.
+hook_bench() {
+	local pci=$1/drivers/pci
+	ln -sfn "$top/bench" "$pci/p2pdma-bench"
+	if ! grep -q 'p2pdma-bench/Kconfig' "$pci/Kconfig"; then
+		# Before the closing "endif" of "if PCI".
+		awk -v last="$(grep -n '^endif' "$pci/Kconfig" | tail -n 1 | cut -d: -f1)" '
+			NR == last { print "source \"drivers/pci/p2pdma-bench/Kconfig\"" }
+			{ print }' "$pci/Kconfig" > "$pci/Kconfig.new"
+		mv "$pci/Kconfig.new" "$pci/Kconfig"
+	fi
+	if ! grep -q 'p2pdma-bench/' "$pci/Makefile"; then
+		{ cat "$pci/Makefile"; echo "obj-\$(CONFIG_PCI_P2PDMA_BENCH)	+= p2pdma-bench/"; } \
+			> "$pci/Makefile.new"
+		mv "$pci/Makefile.new" "$pci/Makefile"
+	fi
+}
+
+prepare_trees() {
+	"$top/scripts/prepare-tree.sh"
+	hook_bench "$shared"
+	if [ ! -f "$intree/.bench-intree" ] || [ "$shared/.unpacked" -nt "$intree/.bench-intree" ]; then
+		echo "bench: making $intree (hard-link copy, the tree's own P2PDMA)"
+		rm -rf "$intree"
+		cp -al "$shared" "$intree"
+		for f in drivers/pci/p2pdma.c include/linux/pci-p2pdma.h; do
+			rm -f "$intree/$f"
+			cp "$top/build/pristine/$f" "$intree/$f"
+		done
+		rm -f "$intree/drivers/pci/Kconfig" "$intree/drivers/pci/Kconfig.p2pdma" \
+			"$intree/drivers/pci/p2pdma-kunit"
+		tar -xJOf "$tarball" linux-source-6.12/drivers/pci/Kconfig > "$intree/drivers/pci/Kconfig"
+		touch "$intree/.bench-intree"
+	fi
+	hook_bench "$intree"
+}
+
+build_kernels() {
+	EXTRA_CONFIG=$top/bench/bench.config \
+		"$top/scripts/build-kernel.sh" release "$top/build/out-bench"
+	KERNEL_TREE=$intree EXTRA_CONFIG=$top/bench/bench.config \
+		"$top/scripts/build-kernel.sh" release "$top/build/out-bench-intree"
+	# Same fragments; only the two PCI_P2PDMA entries may select differently.
+	diff <(grep -v '^#' "$top/build/out-bench/.config") \
+		<(grep -v '^#' "$top/build/out-bench-intree/.config") >&2 ||
+		echo "bench: WARNING: the configurations differ (< ours, > in-tree)" >&2
+	grep -q "$intree/drivers/pci/p2pdma.c" "$top/build/out-bench-intree/drivers/pci/.p2pdma.o.cmd"
+	[ ! -L "$intree/drivers/pci/p2pdma.c" ] && [ -L "$shared/drivers/pci/p2pdma.c" ]
+}
+
+if [ "$build" = 1 ]; then
+	prepare_trees
+	build_kernels
+fi
+[ "$runs" = 1 ] || exit 0
+
+mkdir -p "$outdir"
+raw=$outdir/raw.txt
+: > "$raw"
+for r in $(seq 1 "$reps"); do
+	for k in bench bench-intree; do
+		echo "bench: run $r/$reps, kernel $k"
+		log=$outdir/run-$k-$r.log
+		# A run counts when the guest script got to its end (BENCH-DONE),
+		# even if the guest's exit line was lost; one retry otherwise.
+		for try in 1 2; do
+			rc=0
+			"$top/qemu/run.sh" -k "$k" -t bench -T 900 -q -- "$top/bench/guest.sh" \
+				> "$log" 2>&1 || rc=$?
+			run=$top/$(sed -n 's|^qemu: .*run dir \(.*\)$|\1|p' "$log")
+			grep -q '^BENCH-DONE' "$run/output.log" && break
+			echo "bench: the $k run failed (attempt $try, status $rc):" >&2
+			cat "$log" >&2
+			[ "$try" = 2 ] && exit 1
+		done
+		[ "$rc" = 0 ] || echo "bench: $k run $r: complete output, but status $rc; kept"
+		sed -n "s/^BENCH /$k $r /p" "$run/output.log" >> "$raw"
+	done
+done
+python3 "$top/bench/report.py" "$raw" "$outdir"

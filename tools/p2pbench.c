@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * p2pbench - the userspace half of `make bench`, run in the guest.
+ *
+ * Usage: p2pbench mmap BDF BYTES REPS
+ *          mmap BYTES of /sys/bus/pci/devices/<BDF>/p2pmem/allocate,
+ *          write one byte in every page, munmap; prints the time of
+ *          the fastest round in microseconds
+ *        p2pbench read (BDF | ram) DEV BYTES CHUNK REPS
+ *          read BYTES of DEV with O_DIRECT, CHUNK at a time, into one
+ *          CHUNK buffer of P2P memory mmapped from BDF, or of host RAM;
+ *          prints the best throughput in MB/s
+ *
+ * Best of REPS, not the median: on a shared host under TCG the slow rounds
+ * measure the host's other load.
+ *
+ * Exit status: 0 measured; 1 a system call failed; 2 bad usage.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_REPS 64
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The lowest (@lowest) or highest of @n values. */
+static double extreme(double *v, int n, int lowest)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return lowest ? v[0] : v[n - 1];
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "p2pbench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void *map_p2pmem(const char *bdf, size_t len)
+{
+	char path[256];
+	void *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/p2pmem/allocate", bdf);
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		die(path);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap of p2pmem/allocate");
+	close(fd);
+	return p;
+}
+
+static double bench_mmap(const char *bdf, size_t len)
+{
+	double t0 = now();
+	unsigned char *p;
+	size_t off;
+
+	p = map_p2pmem(bdf, len);
+	for (off = 0; off < len; off += 4096)
+		p[off] = (unsigned char)(off >> 12);
+	if (munmap(p, len))
+		die("munmap");
+	return (now() - t0) * 1e6;
+}
+
+static double bench_read(const char *via, const char *dev, size_t bytes, size_t chunk)
+{
+	size_t done;
+	double t;
+	void *buf;
+	int fd;
+
+	if (strcmp(via, "ram"))
+		buf = map_p2pmem(via, chunk);
+	else if (posix_memalign(&buf, 4096, chunk))
+		die("posix_memalign");
+	fd = open(dev, O_RDONLY | O_DIRECT);
+	if (fd < 0)
+		die(dev);
+	t = now();
+	for (done = 0; done < bytes; done += chunk)
+		if (pread(fd, buf, chunk, done) != (ssize_t)chunk)
+			die("O_DIRECT read");
+	t = now() - t;
+	close(fd);
+	if (strcmp(via, "ram"))
+		munmap(buf, chunk);
+	else
+		free(buf);
+	return bytes / t / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+	double v[MAX_REPS];
+	int reps, i, lowest = 1;
+
+	if (argc == 5 && !strcmp(argv[1], "mmap")) {
+		reps = atoi(argv[4]);
+		if (reps < 1 || reps > MAX_REPS)
+			return 2;
+		for (i = 0; i < reps; i++)
+			v[i] = bench_mmap(argv[2], strtoull(argv[3], NULL, 0));
+	} else if (argc == 7 && !strcmp(argv[1], "read")) {
+		size_t bytes = strtoull(argv[4], NULL, 0), chunk = strtoull(argv[5], NULL, 0);
+
+		reps = atoi(argv[6]);
+		if (reps < 1 || reps > MAX_REPS || !chunk || bytes % chunk)
+			return 2;
+		for (i = 0; i < reps; i++)
+			v[i] = bench_read(argv[2], argv[3], bytes, chunk);
+		lowest = 0;
+	} else {
+		fprintf(stderr, "usage: p2pbench mmap BDF BYTES REPS\n"
+			"       p2pbench read (BDF|ram) DEV BYTES CHUNK REPS\n");
+		return 2;
+	}
+	printf("%.0f\n", extreme(v, reps, lowest));
+	return 0;
+}
