@@ -79,7 +79,7 @@ c.cut_from_to(BANNER + '/* debugfs: /sys/kernel/debug/p2pdma/routes', debugfs_en
 c.replace('#include <linux/debugfs.h>\n')
 c.replace('#include <linux/seq_file.h>\n')
 # The map type names only serve debugfs.
-c.cut_from_to('static const char *p2p_map_type_name(',
+c.cut_from_to('static const char * __maybe_unused p2p_map_type_name(',
               '/* Describe a refused route in @buf;')
 c_no_debugfs = c.text.rstrip('\n') + '\n'
 
@@ -124,7 +124,7 @@ c_no_sysfs = c.text
 # Without the host bridge policy: only routes below a common upstream
 # bridge, everything through the root complex is refused.
 c = Carve(c_no_sysfs, 'p2pdma.c (host bridges)')
-c.cut_from_to('/*\n * Host bridges known to forward peer-to-peer requests',
+c.cut_from_to('/*\n * Intel host bridges (device IDs) known to forward peer-to-peer requests',
               '/* Does @bridge redirect or block peer requests')
 c.cut_from_to('/*\n * Extra distance for each host bridge a route goes through',
               BANNER + '/* Route:')
