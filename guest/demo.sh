@@ -33,21 +33,25 @@ dd if=/dev/urandom of=/tmp/pattern bs=1M count=$mib status=none
 dd if=/tmp/pattern of="$src" bs=1M oflag=direct conv=fsync status=none || fail "writing the pattern to $src"
 
 echo "== O_DIRECT copy of $mib MiB: $src -> P2P memory of $mem_bdf -> $dst"
-"$p2pcopy" -m "$mem_bdf" -s "$src" -d "$dst" -n $((mib << 20)) -c 1048576 -D $((32 << 20))
+# p2p_copy: $src -> P2P memory -> $dst at 32 MiB; exit 3/4 = read/write refused
+p2p_copy() {
+	"$p2pcopy" -m "$mem_bdf" -s "$src" -d "$dst" -n $((mib << 20)) -c 1048576 -D $((32 << 20))
+}
+p2p_copy
 rc=$?
 if [ $rc = 3 ]; then
 	echo "  refused (EREMOTEIO): $src_bdf cannot reach the P2P memory: $(route "$mem_bdf" "$src_bdf")"
 	echo "  using the provider's own namespace $mem as the source instead"
 	src=$mem
 	dd if=/tmp/pattern of="$src" bs=1M oflag=direct conv=fsync status=none || fail "pattern to $src"
-	"$p2pcopy" -m "$mem_bdf" -s "$src" -d "$dst" -n $((mib << 20)) -c 1048576 -D $((32 << 20))
+	p2p_copy
 	rc=$?
 fi
 if [ $rc = 4 ]; then
 	echo "  refused (EREMOTEIO): $dst_bdf cannot reach the P2P memory: $(route "$mem_bdf" "$dst_bdf")"
 	echo "  using the provider's own namespace $mem as the destination instead"
 	dst=$mem
-	"$p2pcopy" -m "$mem_bdf" -s "$src" -d "$dst" -n $((mib << 20)) -c 1048576 -D $((32 << 20))
+	p2p_copy
 	rc=$?
 fi
 [ $rc = 0 ] || fail "P2P copy (p2pcopy exit $rc)"
