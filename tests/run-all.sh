@@ -14,7 +14,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 topos=("$@")
-[ ${#topos[@]} -gt 0 ] || topos=(switch hostbridge hostbridge-amd mfd acs iommu)
+[ ${#topos[@]} -gt 0 ] || topos=(switch hostbridge hostbridge-amd mfd iommu)
 timeout=${TEST_TIMEOUT:-2400}
 
 n=0 passed=0 failed=0 skipped=0
