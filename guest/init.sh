@@ -5,18 +5,41 @@
 # over the read-only host root, runs the command given after "--" on the
 # kernel command line with its output on the second serial port, reports
 # "P2PDMA-EXIT <status>" there, and powers the machine off.
+#
+# The guest gets a fresh tmpfs on /tmp and /run. A checkout that lives
+# under the host's /tmp would be hidden by it, so it is bind-mounted back
+# at the same path first: the harness runs from any checkout.
+top=$(cd "$(dirname "$0")/.." && pwd)
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 [ -c /dev/null ] || mount -t devtmpfs devtmpfs /dev
-mount -t tmpfs -o mode=1777 tmpfs /tmp
+# devtmpfs has no /dev/fd, which bash's process substitution needs.
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 mount -t tmpfs tmpfs /run
+case $top in
+/tmp/*)
+	mkdir -p /run/checkout
+	mount --bind "$top" /run/checkout
+	;;
+esac
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+if [ -d /run/checkout/guest ]; then
+	mkdir -p "$top"
+	mount --move /run/checkout "$top"
+fi
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t configfs configfs /sys/kernel/config
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 exec >/dev/ttyS1 2>&1
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp
 cd /tmp || exit 1
-"$@"
-echo "P2PDMA-EXIT $?"
+if [ -x "$1" ]; then
+	"$@"
+	echo "P2PDMA-EXIT $?"
+else
+	echo "init: $1 not found in the guest (checkout $top)"
+	echo "P2PDMA-EXIT 127"
+fi
 # Let the UART send the status line before the reset cuts it off; the
 # root filesystem is still there, so running sleep is safe here.
 sleep 1

@@ -7,7 +7,9 @@
 # nvme_ctrl SERIAL: the controller's sysfs directory, /sys/class/nvme/nvmeN
 nvme_ctrl() {
 	for c in /sys/class/nvme/nvme*; do
-		[ "$(tr -d ' ' < "$c/serial")" = "$1" ] && { echo "$c"; return 0; }
+		# read strips the blanks that pad the serial; no exec per device
+		read -r _sn < "$c/serial" 2>/dev/null || continue
+		[ "$_sn" = "$1" ] && { echo "$c"; return 0; }
 	done
 	echo "no NVMe controller with serial $1" >&2
 	return 1

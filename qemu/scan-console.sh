@@ -2,12 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Scan a guest kernel console log for reports from the kernel's checkers:
-# KASAN, lockdep, kmemleak, WARN, BUG, oops and panic. Prints each hit and
-# exits 1 if there is any, 0 if the log is clean.
+# KASAN, lockdep, kmemleak (reports, or the detector switching itself off),
+# WARN, BUG (soft lockups included), oops, panic, hung tasks and RCU
+# stalls. Prints each hit and exits 1 if there is any, or if the log is
+# missing or empty; 0 if the log is clean.
 #
 # Usage: qemu/scan-console.sh CONSOLE_LOG
 log=${1:?usage: scan-console.sh CONSOLE_LOG}
-hits=$(grep -E 'WARNING:|BUG:|KASAN|kmemleak: [0-9]+ new suspected|possible circular locking|inconsistent lock state|Oops|Kernel panic|general protection fault|UBSAN|INFO: task .* blocked|RCU stall|rcu_sched self-detected' "$log" |
+if [ ! -s "$log" ]; then
+	echo "scan-console: $log is missing or empty"
+	exit 1
+fi
+hits=$(grep -E 'WARNING:|BUG:|KASAN|kmemleak: [0-9]+ new suspected|Kernel memory leak detector disabled|possible circular locking|inconsistent lock state|Oops|Kernel panic|general protection fault|UBSAN|INFO: task .* blocked|soft lockup|RCU stall|rcu_sched self-detected' "$log" |
 	grep -v 'Speculative Return Stack Overflow')
 if [ -n "$hits" ]; then
 	echo "$hits"
