@@ -11,17 +11,26 @@
 # directory under build/runs/ together with new scratch disk images. The
 # command's exit status comes back as the run's exit status.
 #
-# Usage: qemu/run.sh [-k release|debug] [-t TOPO] [-T SECONDS] [-q] -- CMD [ARG...]
+# Usage: qemu/run.sh [-k release|debug] [-t TOPO[+TOPO...]] [-T SECONDS] [-q] -- CMD [ARG...]
 #   -k  kernel flavour (default release)
-#   -t  topology: a file qemu/topologies/TOPO.sh (default switch)
+#   -t  topology: a file qemu/topologies/TOPO.sh (default switch); several
+#       joined by '+' are booted together in one machine (their device ids,
+#       serials and slots are distinct, and they must agree on the CPU)
 #   -T  global timeout in seconds (default 600)
 #   -q  do not stream the guest output while it runs
 # Environment: ACCEL=tcg|kvm forces the accelerator (default: probe KVM once,
 # fall back to TCG), QEMU_EXTRA appends QEMU arguments, CMDLINE_EXTRA
-# appends kernel arguments.
+# appends kernel arguments, KERNEL names another bzImage, RUN_NAME names the
+# run directory (default: the topology).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+case $top in
+*[[:space:]]*)
+	echo "qemu/run.sh: the checkout path '$top' contains white space, which" \
+		"the kernel command line (init=) cannot carry; clone it elsewhere" >&2
+	exit 2 ;;
+esac
 flavour=release topo=switch timeout=600 stream=1
 while getopts k:t:T:q opt; do
 	case $opt in
@@ -41,16 +50,18 @@ shift
 case $cmd in /*) ;; */*) cmd=$(realpath "$cmd") ;; esac
 set -- "$cmd" "$@"
 
-topo_file=$top/qemu/topologies/$topo.sh
-if [ ! -f "$topo_file" ]; then
-	echo "qemu/run.sh: unknown topology '$topo'; valid ones:" \
-		"$(find "$top/qemu/topologies" -name '*.sh' -printf '%f\n' | sed 's/\.sh$//' | sort | tr '\n' ' ')" >&2
-	exit 2
-fi
-kernel=$top/build/out-$flavour/arch/x86/boot/bzImage
+IFS=+ read -ra topo_names <<< "$topo"
+for t in "${topo_names[@]}"; do
+	if [ ! -f "$top/qemu/topologies/$t.sh" ]; then
+		echo "qemu/run.sh: unknown topology '$t'; valid ones:" \
+			"$(find "$top/qemu/topologies" -name '*.sh' -printf '%f\n' | sed 's/\.sh$//' | sort | tr '\n' ' ')" >&2
+		exit 2
+	fi
+done
+kernel=${KERNEL:-$top/build/out-$flavour/arch/x86/boot/bzImage}
 [ -f "$kernel" ] || { echo "qemu/run.sh: $kernel not built (make kernel-$flavour)" >&2; exit 2; }
 
-run=$top/build/runs/$topo-$flavour-$(date +%Y%m%d-%H%M%S)-$$
+run=$top/build/runs/${RUN_NAME:-$topo}-$flavour-$(date +%Y%m%d-%H%M%S)-$$
 mkdir -p "$run"
 
 # Helpers the topology files call.
@@ -59,8 +70,41 @@ mem=1G
 qargs=()
 append=()
 dev() { qargs+=(-device "$1"); }
-cpu() { cpu=$1; }
+cpu_set=""
+cpu() {
+	if [ -n "$cpu_set" ] && [ "$cpu_set" != "$1" ]; then
+		echo "qemu/run.sh: topologies '$topo' disagree on the CPU ($cpu_set, $1)" >&2
+		exit 2
+	fi
+	cpu=$1 cpu_set=$1
+}
+# guest_env VAR=VALUE: reaches the guest's init as an environment variable;
+# kernel_arg ARG: a kernel parameter. Both travel on the kernel command line.
 guest_env() { append+=("$1"); }
+kernel_arg() { append+=("$1"); }
+# expect_skip PATTERN: a guest case "suite-id: case" matching this shell
+# pattern may SKIP without failing `make test` (tests/run-all.sh); any other
+# skip is a failure, since the topology provides what the suites need.
+expect_skip() { echo "$1" >> "$run/expected-skips"; }
+# scenario NAME SRC MEM DST EXPECT_SRC EXPECT_DST: a set of roles the guest
+# suites run (tests/guest/all.sh): NVMe serials of the source, the P2P
+# memory provider and the destination, and the map type expected from the
+# provider to the source and to the destination ("bus-address",
+# "through-host-bridge" or "refused"). The first scenario of a machine also
+# gives P2P_SRC... to `make run`.
+nscenario=0
+scenario() {
+	[ $# = 6 ] || { echo "qemu/run.sh: scenario needs 6 fields: $*" >&2; exit 2; }
+	nscenario=$((nscenario + 1))
+	guest_env "P2P_SCN_$nscenario=$1,$2,$3,$4,$5,$6"
+	if [ "$nscenario" = 1 ]; then
+		guest_env "P2P_SRC=$2"
+		guest_env "P2P_MEM=$3"
+		guest_env "P2P_DST=$4"
+		guest_env "P2P_EXPECT_SRC=$5"
+		guest_env "P2P_EXPECT_DST=$6"
+	fi
+}
 # nvme SERIAL BUS [CMB_MiB [PROPS]]: an NVMe controller with a fresh 64 MiB
 # disk; CMB_MiB may be empty, PROPS are extra device properties (addr=...).
 nvme() {
@@ -71,8 +115,10 @@ nvme() {
 	[ -n "${4:-}" ] && extra+=",$4"
 	dev "nvme,serial=$serial,drive=d-$serial,bus=$bus$extra"
 }
-# shellcheck source=/dev/null
-. "$topo_file"
+for t in "${topo_names[@]}"; do
+	# shellcheck source=/dev/null
+	. "$top/qemu/topologies/$t.sh"
+done
 [ "$flavour" = debug ] && mem=2G
 
 accel=${ACCEL:-}

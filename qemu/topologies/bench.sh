@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by qemu/run.sh, which defines dev, nvme, cpu and guest_env (and qargs).
+# Sourced by qemu/run.sh, which defines dev, nvme, cpu, guest_env and kernel_arg (and qargs).
 # `make bench` (scripts/bench.sh): eight ivshmem-plain P2P providers (one
 # of 256 MiB, the pool, and seven of 4 MiB), sixteen pci-testdev clients
 # behind a PCIe-to-PCI bridge and one NVMe, all below one x3130 switch, so

@@ -1,17 +1,15 @@
 # shellcheck shell=bash
-# Sourced by qemu/run.sh, which defines dev, nvme, cpu and guest_env.
+# Sourced by qemu/run.sh, which defines dev, nvme, cpu, kernel_arg and scenario.
 # An NVMe with a CMB behind a second host bridge (pxb-pcie, root bus 0x80)
 # and one on pcie.0. Every P2P path between them crosses the host bridges:
-# refused on an Intel guest CPU with the q35 host bridge, allowed on AMD Zen.
+# refused with the default CPU (AMD family 0xf, not Zen) and the q35 host
+# bridge, allowed on AMD Zen (hostbridge-amd.sh sets hb_cpu and hb_expect).
 #
 #  pcie.0 --+-- p2pY (CMB)
 #           +-- pxb1 (root bus 0x80) -- rp9 -- p2pX (CMB, the P2P memory)
+[ -n "${hb_cpu:-}" ] && cpu "$hb_cpu"
 dev pxb-pcie,id=pxb1,bus_nr=0x80,bus=pcie.0
 dev pcie-root-port,id=rp9,bus=pxb1,chassis=9,slot=0
 nvme p2pX rp9 64
 nvme p2pY pcie.0 64
-guest_env P2P_SRC=p2pY
-guest_env P2P_MEM=p2pX
-guest_env P2P_DST=p2pY
-guest_env P2P_EXPECT_SRC=refused
-guest_env P2P_EXPECT_DST=refused
+scenario "${hb_name:-hostbridge}" p2pY p2pX p2pY "${hb_expect:-refused}" "${hb_expect:-refused}"

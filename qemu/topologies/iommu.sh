@@ -1,21 +1,18 @@
 # shellcheck shell=bash
-# Sourced by qemu/run.sh, which defines dev, nvme, cpu and guest_env.
+# Sourced by qemu/run.sh, which defines dev, nvme, cpu, kernel_arg and scenario.
 # An emulated Intel IOMMU translating every DMA, with NVMe on two root
 # ports and an AMD Zen guest CPU: P2P goes through the host bridge and
-# dma-iommu maps it to real IOVAs.
+# dma-iommu maps it to real IOVAs. (Linux asks for ACS on every port here.)
 #
 #  intel-iommu
-#  pcie.0 --+-- rp1 -- p2pI1 (CMB, the P2P memory)
-#           +-- rp2 -- p2pI2
+#  pcie.0 --+-- rp7 -- p2pI1 (CMB, the P2P memory)
+#           +-- rp8 -- p2pI2
 cpu EPYC,vendor=AuthenticAMD
 dev intel-iommu,intremap=off
-dev pcie-root-port,id=rp1,bus=pcie.0,chassis=1,slot=1,addr=0x4
-dev pcie-root-port,id=rp2,bus=pcie.0,chassis=2,slot=2,addr=0x5
-nvme p2pI1 rp1 64
-nvme p2pI2 rp2
-guest_env intel_iommu=on
-guest_env P2P_SRC=p2pI2
-guest_env P2P_MEM=p2pI1
-guest_env P2P_DST=p2pI2
-guest_env P2P_EXPECT_SRC=through-host-bridge
-guest_env P2P_EXPECT_DST=through-host-bridge
+dev pcie-root-port,id=rp7,bus=pcie.0,chassis=7,slot=7,addr=0x8
+dev pcie-root-port,id=rp8,bus=pcie.0,chassis=8,slot=8,addr=0x9
+nvme p2pI1 rp7 64
+nvme p2pI2 rp8
+kernel_arg intel_iommu=on
+guest_env P2P_EXPECT_IOMMU=p2pI1,p2pI2
+scenario iommu p2pI2 p2pI1 p2pI2 through-host-bridge through-host-bridge

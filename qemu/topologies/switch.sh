@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by qemu/run.sh, which defines dev, nvme, cpu and guest_env.
+# Sourced by qemu/run.sh, which defines dev, nvme, cpu, kernel_arg and scenario.
 # Two NVMe controllers with a CMB below one PCIe switch (x3130), a third
 # NVMe on another root port. p2pA reaches p2pB's CMB by bus address;
 # p2pC has to go through the host bridge.
@@ -15,9 +15,5 @@ dev pcie-root-port,id=rp2,bus=pcie.0,chassis=4,slot=2,addr=0x5
 nvme p2pA dn1 64
 nvme p2pB dn2 64
 nvme p2pC rp2
-# Roles for the demo and the end-to-end tests: source, memory, destination.
-guest_env P2P_SRC=p2pA
-guest_env P2P_MEM=p2pB
-guest_env P2P_DST=p2pC
-guest_env P2P_EXPECT_SRC=bus-address
-guest_env P2P_EXPECT_DST=refused
+#        name   source memory destination expected-to-source expected-to-destination
+scenario switch p2pA   p2pB   p2pC        bus-address        refused
