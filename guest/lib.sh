@@ -46,3 +46,24 @@ p2p_providers() {
 			"$(cat "$d/p2pmem/published")"
 	done
 }
+
+# write_bounded SECONDS VALUE FILE: write VALUE to FILE (a sysfs unbind,
+# bind or remove) from a child process, and wait at most SECONDS for it.
+# Returns 0 when written, 1 when the write failed, 124 when it did not end
+# in time: the child is left behind (it may be stuck in the kernel, where
+# no signal reaches it) and the caller reports the hang instead of hanging.
+write_bounded() {
+	_wb_secs=$1
+	(echo "$2" > "$3") 2>/dev/null &
+	_wb_pid=$!
+	_wb_t=0
+	while kill -0 "$_wb_pid" 2>/dev/null; do
+		if [ "$_wb_t" -ge $((_wb_secs * 10)) ]; then
+			echo "write_bounded: '$2' > $3 still blocked after $_wb_secs s" >&2
+			return 124
+		fi
+		sleep 0.1
+		_wb_t=$((_wb_t + 1))
+	done
+	wait "$_wb_pid"
+}

@@ -3,9 +3,11 @@
 #
 # Extract the KUnit results (KTAP) from a kernel console log and print one
 # TAP line per leaf test case ("ok N - suite.case[.param]"), then
-# "kunit: P passed, F failed". Skipped cases count as passed and keep their
-# "# SKIP" directive. A suite or case that started but never reported
-# (the kernel crashed or hung in it) counts as one failure.
+# "kunit: P passed, F failed". Skipped cases keep their "# SKIP" directive
+# (tests/run-all.sh counts them as skipped). A suite or case that started
+# but never reported (the kernel crashed or hung in it) counts as one
+# failure, and so does every level whose number of results differs from its
+# KTAP plan ("1..N"): a planned case that did not report is not a pass.
 #
 # Usage: tests/kunit-results.sh CONSOLE_LOG
 # Exit status: 0 if all passed, 1 on any failure or if the log holds no
@@ -32,6 +34,16 @@ function path(d,    i, s) {
 	name[d] = n
 	open[d] = 1
 	kids[d] = 0
+	cnt[d] = 0
+	delete plan[d]
+	next
+}
+/^ *1\.\.[0-9]+/ {
+	match($0, /^ */)
+	d = RLENGTH / 4
+	p = substr($0, RLENGTH + 4)
+	sub(/[^0-9].*/, "", p)
+	plan[d] = p + 0
 	next
 }
 /^ *(not )?ok [0-9]+( |$)/ {
@@ -45,9 +57,15 @@ function path(d,    i, s) {
 		directive = substr(line, RSTART)
 		line = substr(line, 1, RSTART - 1)
 	}
+	cnt[d]++
 	if (((d + 1) in open) && open[d + 1]) {
 		# The result of a suite or parameterized case: a container.
 		open[d + 1] = 0
+		if (((d + 1) in plan) && plan[d + 1] != cnt[d + 1]) {
+			n_all++
+			failed++
+			printf "not ok %d - %s (planned %d cases, %d reported)\n", n_all, path(d + 1), plan[d + 1], cnt[d + 1]
+		}
 		had = kids[d + 1]
 		if (had)
 			next
@@ -66,6 +84,11 @@ function path(d,    i, s) {
 	next
 }
 END {
+	if ((0 in plan) && plan[0] != cnt[0]) {
+		n_all++
+		failed++
+		printf "not ok %d - kunit (planned %d suites, %d reported)\n", n_all, plan[0], cnt[0]
+	}
 	for (d in open) {
 		if (!open[d])
 			continue

@@ -1,7 +1,57 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Everything one guest boot of `make test` runs: the end-to-end checks,
-# then the kselftests (whose unbind tests come last).
-dir=$(dirname "$0")
-"$dir/e2e.sh"
-"$dir/selftests.sh"
+#
+# Everything one test boot of `make test` runs, as a sequence of suites.
+# Each suite is a TAP producer (its own plan "1..N" and results), framed by
+#   P2PDMA-SUITE <id>
+#   P2PDMA-END <id> <exit status> <seconds>
+# so that tests/run-all.sh can check every plan, count a suite that never
+# ended as failed, and time each one.
+#
+# The topology gives the scenarios (P2P_SCN_1, P2P_SCN_2, ...: name, source,
+# memory, destination and the two expected map types; see qemu/run.sh). The
+# first scenario runs every suite; the others run the end-to-end checks and
+# the selftests whose outcome depends on the route. The kmemleak scan comes
+# last, after every suite has freed what it used. Exits 1 if any suite did.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+sel=$top/build/selftests/install/p2pdma
+# The p2pdma_test cases whose result depends on the route.
+route_cases=(-t odirect_source_into_p2pmem -t odirect_p2pmem_to_destination
+	     -t unbind_during_odirect_io)
+
+worst=0
+suite() { # ID CMD [ARG...]
+	local id=$1 start rc
+	shift
+	echo "P2PDMA-SUITE $id"
+	start=$(date +%s)
+	"$@" 2>&1
+	rc=$?
+	echo "P2PDMA-END $id $rc $(($(date +%s) - start))"
+	[ "$rc" = 0 ] || worst=1
+}
+
+# all.sh --only ID CMD [ARG...]: run just that one framed suite.
+if [ "${1:-}" = --only ]; then
+	suite "$2" "${@:3}"
+	exit $worst
+fi
+
+i=1
+while scn=$(printenv "P2P_SCN_$i"); do
+	IFS=, read -r name P2P_SRC P2P_MEM P2P_DST P2P_EXPECT_SRC P2P_EXPECT_DST <<< "$scn"
+	export P2P_SCENARIO=$name P2P_SRC P2P_MEM P2P_DST P2P_EXPECT_SRC P2P_EXPECT_DST
+	suite "$name/e2e" "$top/tests/guest/e2e.sh"
+	if [ "$i" = 1 ]; then
+		suite "$name/nvmet_configfs" "$sel/nvmet_configfs.sh"
+		suite "$name/fio_verify" "$sel/fio_verify.sh"
+		suite "$name/p2pdma_test" "$sel/p2pdma_test"
+	else
+		suite "$name/p2pdma_test" "$sel/p2pdma_test" "${route_cases[@]}"
+	fi
+	i=$((i + 1))
+done
+[ "$i" -gt 1 ] || { echo "all.sh: the topology declares no scenario (P2P_SCN_1)"; worst=1; }
+suite kmemleak "$top/tests/guest/kmemleak.sh"
+# Non-zero when any suite failed: the guest's exit status carries it too.
+exit $worst

@@ -5,8 +5,10 @@
 # nvme_ctrl SERIAL: /sys/class/nvme/nvmeN of the controller
 nvme_ctrl() {
 	local c
+	local sn
 	for c in /sys/class/nvme/nvme*; do
-		[ "$(tr -d ' ' < "$c/serial")" = "$1" ] && { echo "$c"; return 0; }
+		read -r sn < "$c/serial" 2>/dev/null || continue
+		[ "$sn" = "$1" ] && { echo "$c"; return 0; }
 	done
 	return 1
 }

@@ -12,8 +12,11 @@
  *   P2P_EXPECT_DST  "bus-address", "through-host-bridge" or "refused"
  *   P2P_UNBIND_CYCLES  cycles of the unbind stress test (default 100)
  * The unbind and concurrency tests have long timeouts: under a debug kernel
- * in an emulator one unbind/rebind cycle can take seconds.
- * Without them, or without P2P memory, the tests SKIP with the reason.
+ * in an emulator one unbind/rebind cycle can take seconds. Every bind and
+ * unbind is bounded (BIND_TIMEOUT_S), so a stuck one fails its test.
+ * Without them, or without P2P memory, the tests SKIP with the reason
+ * (tests/run-all.sh counts such a skip as a failure: its topologies
+ * provide the devices).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -139,12 +142,35 @@ static int wait_p2pmem(const char *bdf)
 	return -1;
 }
 
+#define BIND_TIMEOUT_S	60
+
+/*
+ * Bind or unbind the provider's NVMe driver. The write happens in a child
+ * process and is waited for at most BIND_TIMEOUT_S seconds: an unbind that
+ * never ends (a leaked page reference keeps memunmap_pages() waiting) then
+ * fails the test that did it, by name, instead of hanging the whole run.
+ * The stuck child is left behind; nothing can kill it.
+ */
 static int set_bound(const char *bdf, bool bind)
 {
 	char path[256];
+	int status, i;
+	pid_t pid;
 
 	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/nvme/%s", bind ? "bind" : "unbind");
-	return write_file(path, bdf);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(write_file(path, bdf) ? 1 : 0);
+	for (i = 0; i < BIND_TIMEOUT_S * 10; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+		usleep(100000);
+	}
+	fprintf(stderr, "# %s of %s still blocked after %d s\n",
+		bind ? "bind" : "unbind", bdf, BIND_TIMEOUT_S);
+	return -ETIMEDOUT;
 }
 
 static void fill(unsigned char *p, size_t len, unsigned int seed)
@@ -348,14 +374,6 @@ TEST_F(p2pmem, larger_than_available_is_enomem)
 	EXPECT_EQ(MAP_FAILED, p);
 	EXPECT_EQ(ENOMEM, errno);
 	EXPECT_EQ(self->avail, available(self->mem.bdf));
-}
-
-TEST_F(p2pmem, zero_length_is_einval)
-{
-	void *p = map_p2p(self->fd, 0);
-
-	EXPECT_EQ(MAP_FAILED, p);
-	EXPECT_EQ(EINVAL, errno);
 }
 
 /* Partial munmap frees just the unmapped pages; the rest keeps its data. */
@@ -573,6 +591,7 @@ TEST_F(p2pmem, buffered_read_into_p2pmem_copies_by_cpu)
 
 struct worker {
 	const char *alloc_path, *blk;
+	const unsigned char *ref;	/* what the disk holds at DISK_OFF */
 	int id, errors, rounds;
 	double until;
 };
@@ -602,7 +621,9 @@ static void *worker_fn(void *arg)
 			w->errors++;
 			break;
 		}
-		if (pread(dfd, p, len, DISK_OFF) != (ssize_t)len)
+		memset(p, 0, len);
+		if (pread(dfd, p, len, DISK_OFF) != (ssize_t)len ||
+		    memcmp(p, w->ref, len))
 			w->errors++;
 		munmap(p, len);
 		w->rounds++;
@@ -612,15 +633,26 @@ static void *worker_fn(void *arg)
 	return NULL;
 }
 
+/*
+ * Four threads map P2P memory, read the same disk region into it with
+ * O_DIRECT and compare every byte with what was written there, then unmap.
+ */
 TEST_F_TIMEOUT(p2pmem, threads_map_io_unmap_then_all_returned, 120)
 {
 	struct worker w[4];
 	pthread_t t[4];
-	int i, rounds = 0;
+	int i, fd, rounds = 0;
+	unsigned char *ref;
 
+	ASSERT_EQ(0, posix_memalign((void **)&ref, 4096, MIB));
+	fill(ref, MIB, 23);
+	fd = open(self->mem.blk, O_RDWR | O_DIRECT);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)MIB, pwrite(fd, ref, MIB, DISK_OFF));
+	close(fd);
 	for (i = 0; i < 4; i++) {
 		w[i] = (struct worker){ .alloc_path = self->path, .blk = self->mem.blk,
-					.id = i, .until = now() + 5 };
+					.ref = ref, .id = i, .until = now() + 5 };
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, worker_fn, &w[i]));
 	}
 	for (i = 0; i < 4; i++) {
@@ -630,17 +662,23 @@ TEST_F_TIMEOUT(p2pmem, threads_map_io_unmap_then_all_returned, 120)
 	}
 	EXPECT_LT(4, rounds);
 	EXPECT_EQ(self->avail, available(self->mem.bdf));
+	free(ref);
 }
 
 /* --- unbinding the provider --------------------------------------------- */
 
-/* Rebind, wait for the provider, and check every byte came back. */
+/*
+ * Rebind and wait for the provider to register again in full. (Its pool is
+ * new, so "available" says nothing about the unbind; that every page came
+ * back is proven by the unbind having finished, since it waits for them.)
+ */
 static void rebind_and_check(struct __test_metadata *_metadata,
 			     FIXTURE_DATA(p2pmem) * self)
 {
 	ASSERT_EQ(0, set_bound(self->mem.bdf, true));
 	ASSERT_EQ(0, wait_p2pmem(self->mem.bdf));
-	EXPECT_EQ(self->avail, available(self->mem.bdf));
+	EXPECT_EQ(self->size, read_ull(P2PMEM "size", self->mem.bdf));
+	EXPECT_EQ(1, read_ull(P2PMEM "published", self->mem.bdf));
 }
 
 TEST_F_TIMEOUT(p2pmem, unbind_revokes_mapping_with_sigbus, 120)
@@ -672,7 +710,7 @@ static void *reader_fn(void *arg)
 
 	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		if (pread(r->fd, r->p, MIB, DISK_OFF) == (ssize_t)MIB) {
-			r->ok++;
+			__atomic_add_fetch(&r->ok, 1, __ATOMIC_RELAXED);
 		} else {
 			r->failed++;
 			if (r->failed > 3)
@@ -690,19 +728,30 @@ TEST_F_TIMEOUT(p2pmem, unbind_during_odirect_io, 120)
 {
 	struct reader r = { 0 };
 	pthread_t t;
-	const char *blk = self->have_src ? self->src.blk : self->mem.blk;
+	int i;
+	/* The source's route if it has one, else the provider's own. */
+	const char *blk = self->have_src &&
+		strcmp(expect_map("P2P_EXPECT_SRC"), "refused") ? self->src.blk : self->mem.blk;
 
 	r.fd = open(blk, O_RDONLY | O_DIRECT);
 	ASSERT_LE(0, r.fd);
 	r.p = map_p2p(self->fd, MIB);
 	ASSERT_NE(MAP_FAILED, r.p);
 	ASSERT_EQ(0, pthread_create(&t, NULL, reader_fn, &r));
-	usleep(300000);
+	/* The load must be running when the unbind starts. */
+	for (i = 0; i < 300 && __atomic_load_n(&r.ok, __ATOMIC_RELAXED) < 2; i++)
+		usleep(100000);
+	ASSERT_LE(2, __atomic_load_n(&r.ok, __ATOMIC_RELAXED))
+		TH_LOG("only %d reads completed before the unbind", r.ok);
 	ASSERT_EQ(0, set_bound(self->mem.bdf, false));
 	usleep(300000);
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
-	EXPECT_EQ(-1, pread(r.fd, r.p, MIB, DISK_OFF));
+	/*
+	 * No byte reaches the revoked memory: -1 (EFAULT) through another
+	 * NVMe, 0 (end of a device that went away) through the provider's.
+	 */
+	EXPECT_GE(0, pread(r.fd, r.p, MIB, DISK_OFF));
 	EXPECT_EQ(SIGBUS, touch(r.p, false));
 	TH_LOG("%d reads completed, %d failed", r.ok, r.failed);
 	munmap(r.p, MIB);
@@ -710,7 +759,8 @@ TEST_F_TIMEOUT(p2pmem, unbind_during_odirect_io, 120)
 	rebind_and_check(_metadata, self);
 }
 
-TEST_F_TIMEOUT(p2pmem, unbind_rebind_stress, 1800)
+/* Bounded so a slow cycle fails this case long before the boot's limit. */
+TEST_F_TIMEOUT(p2pmem, unbind_rebind_stress, 600)
 {
 	int cycles = getenv("P2P_UNBIND_CYCLES") ? atoi(getenv("P2P_UNBIND_CYCLES")) : 100;
 	int i, fd;
