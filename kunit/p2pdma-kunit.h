@@ -842,27 +842,41 @@ static void find_self_test(struct kunit *test)
 	pci_dev_put(got);
 }
 
-/* Among equally close providers, each gets chosen. */
+/*
+ * Among equally close providers the choice is uniform (the orchestrator
+ * spreads load). A chi-square goodness-of-fit test over SPREAD_DRAWS draws
+ * among three tied providers: with 2 degrees of freedom, chi2 > 27.63 has
+ * probability 1e-6 for a uniform choice, while a choice as skewed as
+ * 1/2, 1/4, 1/4 gives chi2 = 375. With e = SPREAD_DRAWS / 3 expected hits
+ * each, chi2 * e = sum of (hits - e)^2.
+ */
+#define SPREAD_DRAWS	3000
 static void find_spread_test(struct kunit *test)
 {
 	static const enum pv_node pub[] = { N1, N2, N3, FAR2 };
+	static const enum pv_node tied[] = { N1, N2, N3 };
+	const long e = SPREAD_DRAWS / ARRAY_SIZE(tied);
 	int hits[PV_NODES] = {}, i, j;
 	struct pci_dev *got;
+	long chi2_e = 0;
 
 	for (i = 0; i < ARRAY_SIZE(pub); i++)
 		pci_p2pmem_publish(pv[pub[i]]->pdev, true);
-	for (i = 0; i < 200; i++) {
+	for (i = 0; i < SPREAD_DRAWS; i++) {
 		got = find1(&pv[N0]->pdev->dev);
 		for (j = 0; j < PV_NODES; j++)
 			if (got == pv[j]->pdev)
 				hits[j]++;
 		pci_dev_put(got);
 	}
-	KUNIT_EXPECT_GT(test, hits[N1], 0);
-	KUNIT_EXPECT_GT(test, hits[N2], 0);
-	KUNIT_EXPECT_GT(test, hits[N3], 0);
 	KUNIT_EXPECT_EQ(test, hits[FAR2], 0);
-	KUNIT_EXPECT_EQ(test, hits[N1] + hits[N2] + hits[N3], 200);
+	KUNIT_EXPECT_EQ(test, hits[N1] + hits[N2] + hits[N3], SPREAD_DRAWS);
+	for (i = 0; i < ARRAY_SIZE(tied); i++)
+		chi2_e += (hits[tied[i]] - e) * (hits[tied[i]] - e);
+	/* chi2 < 27.63, i.e. chi2 * e < 27.63 * e */
+	KUNIT_EXPECT_LT_MSG(test, chi2_e * 100, 2763 * e,
+			    "hits %d/%d/%d of %d are not uniform",
+			    hits[N1], hits[N2], hits[N3], SPREAD_DRAWS);
 }
 
 /* Providers that some client cannot reach are skipped; all: NULL. */
