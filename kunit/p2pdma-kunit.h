@@ -204,6 +204,11 @@ static void rt_destroy(void)
 	memset(rt, 0, sizeof(rt));
 }
 
+/* Endpoint functions that get an ACS capability of their own. */
+static const enum rt_node rt_acs_endpoints[] = {
+	EPM0, EPM1, EPM2, PF, VF, EPU2, EPU3,
+};
+
 static int rt_suite_init(struct kunit_suite *suite)
 {
 	int i, ret;
@@ -220,6 +225,9 @@ static int rt_suite_init(struct kunit_suite *suite)
 		else if (rt[i]->bridge)
 			fake_add_acs(rt[i]);
 	}
+	for (i = 0; !ret && i < ARRAY_SIZE(rt_acs_endpoints); i++)
+		if (rt[rt_acs_endpoints[i]])
+			fake_add_acs(rt[rt_acs_endpoints[i]]);
 	if (!ret)
 		ret = fake_pci_scan(rt_fp);
 	if (ret)
@@ -350,6 +358,23 @@ static const struct route_case route_cases[] = {
 	/* Redirected traffic still needs a host bridge that routes it. */
 	{ "acs-rr-unknown-hb", EPU2, EPU3, ACS1(UDSP2), PCI_ACS_RR, 0, REFUSED, 0 },
 	{ "acs-ec-unknown-hb-cpu", EPU2, EPU3, ACS1(UUSP), PCI_ACS_EC, 1, THRU, 3 + 3 + 2 + HB },
+	/*
+	 * ACS on the endpoint functions themselves: within a multi-function
+	 * device (or between a PF and its VF) redirect sends requests to the
+	 * root complex even though no bridge is crossed (PCIe r6.0 sec
+	 * 6.12.1.2).
+	 */
+	{ "acs-rr-mfd-client-fn", EPM0, EPM1, ACS1(EPM1), PCI_ACS_RR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-cr-mfd-client-fn", EPM0, EPM1, ACS1(EPM1), PCI_ACS_CR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-ec-mfd-client-fn", EPM0, EPM1, ACS1(EPM1), PCI_ACS_EC, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-rr-mfd-provider-fn", EPM1, EPM2, ACS1(EPM1), PCI_ACS_RR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-cr-mfd-fn2-fn0", EPM2, EPM0, ACS1(EPM2), PCI_ACS_CR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-no-redirect-mfd-fns", EPM0, EPM1, ACS3(EPM0, EPM1, EPM2), NORDR, 0, BUS, 2 },
+	{ "acs-rr-vf-fn", PF, VF, ACS1(VF), PCI_ACS_RR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-cr-pf-fn", VF, PF, ACS1(PF), PCI_ACS_CR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-no-redirect-pf-vf-fns", PF, VF, ACS3(PF, VF, NONE), NORDR, 0, BUS, 2 },
+	{ "acs-rr-endpoint-unknown-hb", EPU2, EPU3, ACS1(EPU3), PCI_ACS_RR, 0, REFUSED, 0 },
+	{ "acs-ec-ep-unknown-hb-cpu", EPU2, EPU3, ACS1(EPU2), PCI_ACS_EC, 1, THRU, 3 + 3 + 2 + HB },
 };
 
 static void route_case_desc(const struct route_case *c, char *desc)
@@ -528,16 +553,26 @@ static void route_verbose_test(struct kunit *test)
 static void route_acs_cap_test(struct kunit *test)
 {
 	struct pci_dev *dsp = rt_dev(test, DSP0A), *ep = rt_dev(test, EPA);
+	struct pci_dev *fn1 = rt_dev(test, EPM1), *rp = rt_dev(test, RP2);
 
 	KUNIT_EXPECT_EQ(test, dsp->acs_cap, rt[DSP0A]->acs);
 	KUNIT_EXPECT_NE(test, dsp->acs_cap, 0);
 	KUNIT_EXPECT_EQ(test, ep->acs_cap, 0);
-	KUNIT_EXPECT_FALSE(test, p2p_bridge_redirects(dsp));
+	KUNIT_EXPECT_FALSE(test, p2p_acs_redirects(dsp));
 	fake_set_acs_ctrl(rt[DSP0A], PCI_ACS_EC);
-	KUNIT_EXPECT_TRUE(test, p2p_bridge_redirects(dsp));
+	KUNIT_EXPECT_TRUE(test, p2p_acs_redirects(dsp));
 	KUNIT_EXPECT_PTR_EQ(test, p2p_redirect_on_path(ep, rt[USP0]->pdev), dsp);
 	KUNIT_EXPECT_EQ(test, p2p_depth(ep), 3);
 	KUNIT_EXPECT_EQ(test, p2p_depth(rt_dev(test, EPD)), 5);
+
+	/* An endpoint function's own ACS counts, from the function up. */
+	KUNIT_EXPECT_EQ(test, fn1->acs_cap, rt[EPM1]->acs);
+	KUNIT_EXPECT_NE(test, fn1->acs_cap, 0);
+	KUNIT_EXPECT_NULL(test, p2p_redirect_on_path(fn1, rp));
+	fake_set_acs_ctrl(rt[RP2], PCI_ACS_RR);
+	KUNIT_EXPECT_PTR_EQ(test, p2p_redirect_on_path(fn1, rp), rp);
+	fake_set_acs_ctrl(rt[EPM1], PCI_ACS_CR);
+	KUNIT_EXPECT_PTR_EQ(test, p2p_redirect_on_path(fn1, rp), fn1);
 }
 
 /* The devfn 0 function identifies the host bridge. */

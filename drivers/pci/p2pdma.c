@@ -14,8 +14,10 @@
  *    peer request by address without involving the host (sec 1.3.3), so
  *    the client is programmed with the PCI bus address of the BAR.
  *  - ACS P2P Request Redirect, Completion Redirect or Egress Control on a
- *    bridge on that path (sec 6.12.1.1, ACS Control register sec 7.7.8.3)
- *    sends the traffic up to the root complex instead.
+ *    bridge on that path (sec 6.12.1.1, ACS Control register sec 7.7.8.3),
+ *    or on the provider or client function itself (a function of a
+ *    multi-function device or an SR-IOV VF, sec 6.12.1.2), sends the
+ *    traffic up to the root complex instead.
  *  - Forwarding between root ports, or between host bridges, is optional
  *    for a root complex (sec 1.3.1), so a path through the host bridge is
  *    used only where the host bridge is known to do it, with a normal DMA
@@ -82,7 +84,7 @@ struct p2p_route {
 	enum pci_p2pdma_map_type map;
 	unsigned int distance;
 	enum p2p_refusal why;
-	struct pci_dev *acs_bridge;	/* redirecting bridge; not referenced */
+	struct pci_dev *acs_dev;	/* redirecting function; not referenced */
 	struct pci_host_bridge *host_bridge;	/* the one refusing, if any */
 };
 
@@ -190,32 +192,34 @@ static enum p2p_refusal p2p_host_bridge_verdict(struct pci_host_bridge *a,
 	return P2P_REACHABLE;
 }
 
-/* Does @bridge redirect or block peer requests (ACS, PCIe r6.0 6.12)? */
-static bool p2p_bridge_redirects(struct pci_dev *bridge)
+/*
+ * Does @pdev redirect or block peer requests (ACS, PCIe r6.0 6.12)? On a
+ * bridge this governs what its downstream ports forward; on a function of
+ * a multi-function device or a VF, what goes to its sibling functions.
+ */
+static bool p2p_acs_redirects(struct pci_dev *pdev)
 {
 	u16 ctrl;
 
-	if (!bridge->acs_cap)
+	if (!pdev->acs_cap)
 		return false;
-	pci_read_config_word(bridge, bridge->acs_cap + PCI_ACS_CTRL, &ctrl);
+	pci_read_config_word(pdev, pdev->acs_cap + PCI_ACS_CTRL, &ctrl);
 	return ctrl & (PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC);
 }
 
 /*
- * Walk the bridges from @dev (exclusive) up to @common (inclusive) and
- * return the first that redirects peer traffic, or NULL.
+ * Walk from @dev itself up to @common (both inclusive) and return the
+ * first function that redirects peer traffic, or NULL.
  */
 static struct pci_dev *p2p_redirect_on_path(struct pci_dev *dev,
 					    struct pci_dev *common)
 {
-	struct pci_dev *bridge = dev;
-
-	while (bridge != common) {
-		bridge = pci_upstream_bridge(bridge);
-		if (!bridge)
+	while (dev) {
+		if (p2p_acs_redirects(dev))
+			return dev;
+		if (dev == common)
 			break;
-		if (p2p_bridge_redirects(bridge))
-			return bridge;
+		dev = pci_upstream_bridge(dev);
 	}
 	return NULL;
 }
@@ -234,9 +238,11 @@ static unsigned int p2p_depth(struct pci_dev *dev)
  * Work out the route between two PCI functions from scratch.
  *
  * Distance counts links crossed: up from the provider to the lowest common
- * upstream bridge and down to the client. A route through the root complex
- * climbs all the way from both ends (one more link each, into the host
- * bridge) and adds P2P_HOST_BRIDGE_COST for each host bridge it uses.
+ * upstream bridge and down to the client. A function reaches its own BAR
+ * without using any link, whatever its ACS settings. A route through the
+ * root complex climbs all the way from both ends (one more link each, into
+ * the host bridge) and adds P2P_HOST_BRIDGE_COST for each host bridge it
+ * uses.
  */
 static void p2p_route_compute(struct pci_dev *provider, struct pci_dev *client,
 			      struct p2p_route *r)
@@ -247,6 +253,10 @@ static void p2p_route_compute(struct pci_dev *provider, struct pci_dev *client,
 	struct pci_dev *a = provider, *b = client;
 
 	memset(r, 0, sizeof(*r));
+	if (provider == client) {
+		r->map = PCI_P2PDMA_MAP_BUS_ADDR;
+		return;
+	}
 
 	/* Lowest common ancestor: level the two walks, then climb together. */
 	for (; dp > dc; dp--, up_p++)
@@ -261,10 +271,10 @@ static void p2p_route_compute(struct pci_dev *provider, struct pci_dev *client,
 	}
 
 	if (a) {
-		r->acs_bridge = p2p_redirect_on_path(provider, a);
-		if (!r->acs_bridge)
-			r->acs_bridge = p2p_redirect_on_path(client, a);
-		if (!r->acs_bridge) {
+		r->acs_dev = p2p_redirect_on_path(provider, a);
+		if (!r->acs_dev)
+			r->acs_dev = p2p_redirect_on_path(client, a);
+		if (!r->acs_dev) {
 			r->map = PCI_P2PDMA_MAP_BUS_ADDR;
 			r->distance = up_p + up_c;
 			return;
@@ -378,9 +388,9 @@ static void p2p_route_reason(struct pci_dev *provider, struct device *client,
 		return;
 	}
 	p2p_route_compute(provider, cdev, &r);
-	if (r.acs_bridge)
+	if (r.acs_dev)
 		n = scnprintf(buf, len, "ACS redirect on %s forces the host bridge path; ",
-			      pci_name(r.acs_bridge));
+			      pci_name(r.acs_dev));
 	switch (r.why) {
 	case P2P_HOST_BRIDGE_UNKNOWN:
 		scnprintf(buf + n, len - n, "host bridge %s is not known to route P2P",
@@ -417,9 +427,10 @@ static void p2p_log_refusal(struct pci_dev *provider, struct device *client)
  *	reason (the ACS-redirecting bridge or the host bridge that refuses)
  *
  * A client reaches the provider directly, using PCI bus addresses, when
- * both sit below a common upstream bridge and no bridge on the path has
- * ACS P2P Request Redirect, Completion Redirect or Egress Control enabled
- * (PCIe r6.0 sec 6.12). Otherwise the traffic has to go through the root
+ * both sit below a common upstream bridge and neither a bridge on the
+ * path nor the provider or client function itself has ACS P2P Request
+ * Redirect, Completion Redirect or Egress Control enabled (PCIe r6.0
+ * sec 6.12). Otherwise the traffic has to go through the root
  * complex, which is allowed only where the host bridge is known to route
  * peer-to-peer requests (PCIe r6.0 sec 1.3.1 makes it optional). Verdicts
  * are cached per provider/client pair for as long as the provider has
