@@ -11,6 +11,9 @@
 
 #include <kunit/device.h>
 #include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/debug_locks.h>
+#include <linux/hrtimer.h>
 #include <linux/kmsg_dump.h>
 #include <linux/percpu-refcount.h>
 
@@ -585,6 +588,86 @@ static void route_known_host_bridge_test(struct kunit *test)
 	KUNIT_EXPECT_LT(test, p2p_known_host_bridge(rt[EPC1]->host->bridge), 0);
 }
 
+struct irq_route {
+	struct hrtimer timer;
+	struct completion done;
+	struct pci_dev *provider;
+	struct device *client;
+	struct p2p_route r;
+	bool in_hardirq;
+};
+
+static enum hrtimer_restart irq_route_fn(struct hrtimer *timer)
+{
+	struct irq_route *ir = container_of(timer, struct irq_route, timer);
+
+	ir->in_hardirq = in_hardirq();
+	p2p_route_lookup(ir->provider, ir->client, &ir->r);
+	complete(&ir->done);
+	return HRTIMER_NORESTART;
+}
+
+/* Work out @client's route to @provider in a hard-IRQ hrtimer callback. */
+static void irq_route(struct kunit *test, enum rt_node provider,
+		      enum rt_node client, struct p2p_route *r)
+{
+	struct irq_route *ir = kunit_kzalloc(test, sizeof(*ir), GFP_KERNEL);
+	unsigned long ran;
+
+	KUNIT_ASSERT_NOT_NULL(test, ir);
+	ir->provider = rt_dev(test, provider);
+	ir->client = &rt_dev(test, client)->dev;
+	init_completion(&ir->done);
+	hrtimer_init(&ir->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	ir->timer.function = irq_route_fn;
+	hrtimer_start(&ir->timer, ns_to_ktime(100 * NSEC_PER_USEC),
+		      HRTIMER_MODE_REL_HARD);
+	ran = wait_for_completion_timeout(&ir->done, 10 * HZ);
+	if (!ran)
+		hrtimer_cancel(&ir->timer);
+	KUNIT_ASSERT_NE_MSG(test, ran, 0, "the hrtimer never ran");
+	KUNIT_EXPECT_TRUE(test, ir->in_hardirq);
+	*r = ir->r;
+}
+
+/*
+ * The DMA API may map P2P memory in any context, and the first mapping
+ * for a pair computes its route: it must take no sleeping or IRQ-unsafe
+ * lock and drop no device reference. Lockdep (CONFIG_PROVE_LOCKING) and
+ * might_sleep() (CONFIG_DEBUG_ATOMIC_SLEEP) report any; either report
+ * turns debug_locks off or taints the kernel.
+ */
+static void route_hardirq_test(struct kunit *test)
+{
+	bool tainted = test_taint(TAINT_WARN);
+	struct p2p_route r;
+
+	if (IS_ENABLED(CONFIG_LOCKDEP))
+		KUNIT_ASSERT_TRUE_MSG(test, debug_locks,
+				      "lockdep was already off");
+	/* The route suite's endpoints have no P2P state: nothing cached. */
+	KUNIT_ASSERT_NULL(test, rcu_access_pointer(rt_dev(test, EPA)->p2pdma));
+
+	irq_route(test, EPA, EPE, &r);		/* host bridge 0x2020 */
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	KUNIT_EXPECT_EQ(test, r.distance, 3 + 1 + 2 + HB);
+	irq_route(test, EPA, EPK2, &r);		/* two host bridges */
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	KUNIT_EXPECT_EQ(test, r.distance, 3 + 1 + 2 + 2 * HB);
+	irq_route(test, EPU1, EPU2, &r);	/* unknown host bridge */
+	KUNIT_EXPECT_EQ(test, r.map, REFUSED);
+	irq_route(test, EPA, EPB, &r);		/* below one switch */
+	KUNIT_EXPECT_EQ(test, r.map, BUS);
+	KUNIT_EXPECT_EQ(test, r.distance, 4);
+
+	if (IS_ENABLED(CONFIG_LOCKDEP))
+		KUNIT_EXPECT_TRUE_MSG(test, debug_locks,
+				      "lockdep reported a locking problem");
+	if (!tainted)
+		KUNIT_EXPECT_FALSE_MSG(test, test_taint(TAINT_WARN),
+				       "a warning (might_sleep?) was logged");
+}
+
 /* The map type names of debugfs "routes". */
 static void route_map_type_name_test(struct kunit *test)
 {
@@ -598,6 +681,7 @@ static void route_map_type_name_test(struct kunit *test)
 
 static struct kunit_case p2pdma_route_cases[] = {
 	KUNIT_CASE_PARAM(route_test, route_gen_params),
+	KUNIT_CASE(route_hardirq_test),
 	KUNIT_CASE(route_reason_test),
 	KUNIT_CASE(route_non_pci_client_test),
 	KUNIT_CASE(route_child_client_test),

@@ -141,26 +141,119 @@ static bool p2p_cpu_routes_p2p(void)
 }
 
 /*
- * Look up the function at devfn 0 of the host bridge's root bus, which
- * identifies the root complex. Returns the table index, or -1.
- * Does not sleep: dma_map_sg() may reach it in atomic context.
+ * Known host bridges, as an index into p2p_routing_host_bridges[] keyed by
+ * root bus (p2p_root_bus_key()); a host bridge that is not known has no
+ * entry. A bus notifier keeps it current from process context, whenever
+ * a device appears on or leaves a root bus, so that a route computation,
+ * which dma_map_sg() may run in any context, only has to look it up:
+ * it takes no sleeping lock, walks no device list and drops no reference.
+ */
+static DEFINE_XARRAY(p2p_host_bridges);
+/* Serialises the updates, so that the last one for a root bus wins. */
+static DEFINE_MUTEX(p2p_host_bridges_lock);
+
+static unsigned long p2p_root_bus_key(struct pci_bus *root)
+{
+	return ((unsigned long)(u32)pci_domain_nr(root) << 8) | root->number;
+}
+
+/*
+ * The function that identifies the root complex of @root's host bridge,
+ * ignoring @leaving (a device being removed), or NULL. Caller holds
+ * pci_bus_sem.
+ */
+static struct pci_dev *p2p_host_bridge_id_dev(struct pci_bus *root,
+					      struct pci_dev *leaving)
+{
+	struct pci_dev *dev;
+
+	list_for_each_entry(dev, &root->devices, bus_list)
+		if (dev != leaving && dev->devfn == PCI_DEVFN(0, 0) &&
+		    (dev->class >> 8) == PCI_CLASS_BRIDGE_HOST)
+			return dev;
+	return NULL;
+}
+
+/* Index of @dev in p2p_routing_host_bridges[], or -1. */
+static int p2p_host_bridge_index(struct pci_dev *dev)
+{
+	int i;
+
+	if (!dev || dev->vendor != PCI_VENDOR_ID_INTEL)
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(p2p_routing_host_bridges); i++)
+		if (dev->device == FIELD_GET(P2P_HB_DEVICE,
+					     p2p_routing_host_bridges[i]))
+			return i;
+	return -1;
+}
+
+/*
+ * Record what @root's host bridge does with P2P, as if @leaving were
+ * already gone. Process context.
+ */
+static void p2p_host_bridge_update(struct pci_bus *root,
+				   struct pci_dev *leaving)
+{
+	unsigned long key = p2p_root_bus_key(root);
+	int idx;
+
+	mutex_lock(&p2p_host_bridges_lock);
+	down_read(&pci_bus_sem);
+	idx = p2p_host_bridge_index(p2p_host_bridge_id_dev(root, leaving));
+	up_read(&pci_bus_sem);
+	if (idx < 0)
+		xa_erase(&p2p_host_bridges, key);
+	else if (xa_err(xa_store(&p2p_host_bridges, key, xa_mk_value(idx),
+				 GFP_KERNEL)))
+		pr_warn("no memory to record host bridge %04x:%02x; P2P through it is refused\n",
+			pci_domain_nr(root), root->number);
+	mutex_unlock(&p2p_host_bridges_lock);
+}
+
+static int p2p_pci_notify(struct notifier_block *nb, unsigned long action,
+			  void *data)
+{
+	struct pci_dev *pdev = to_pci_dev(data);
+
+	if (!pci_is_root_bus(pdev->bus))
+		return NOTIFY_DONE;
+	if (action == BUS_NOTIFY_ADD_DEVICE)
+		p2p_host_bridge_update(pdev->bus, NULL);
+	else if (action == BUS_NOTIFY_DEL_DEVICE)
+		p2p_host_bridge_update(pdev->bus, pdev);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block p2p_pci_nb = {
+	.notifier_call = p2p_pci_notify,
+};
+
+/* After pci_bus_type exists (postcore), before the buses are scanned. */
+static int __init p2p_host_bridges_init(void)
+{
+	struct pci_bus *root = NULL;
+	int ret;
+
+	ret = bus_register_notifier(&pci_bus_type, &p2p_pci_nb);
+	if (ret)
+		return ret;
+	/* Root buses that were scanned earlier, if any. */
+	while ((root = pci_find_next_bus(root)))
+		p2p_host_bridge_update(root, NULL);
+	return 0;
+}
+arch_initcall(p2p_host_bridges_init);
+
+/*
+ * The index in p2p_routing_host_bridges[] of @hb, or -1 if it is not
+ * known to route P2P. Any context: an RCU lookup.
  */
 static int p2p_known_host_bridge(struct pci_host_bridge *hb)
 {
-	struct pci_dev *dev;
-	int i, found = -1;
+	void *entry = xa_load(&p2p_host_bridges, p2p_root_bus_key(hb->bus));
 
-	dev = pci_get_domain_bus_and_slot(pci_domain_nr(hb->bus),
-					  hb->bus->number, PCI_DEVFN(0, 0));
-	if (!dev)
-		return -1;
-	for (i = 0; i < ARRAY_SIZE(p2p_routing_host_bridges) && found < 0; i++)
-		if (dev->vendor == PCI_VENDOR_ID_INTEL &&
-		    (dev->class >> 8) == PCI_CLASS_BRIDGE_HOST &&
-		    dev->device == FIELD_GET(P2P_HB_DEVICE, p2p_routing_host_bridges[i]))
-			found = i;
-	pci_dev_put(dev);
-	return found;
+	return xa_is_value(entry) ? xa_to_value(entry) : -1;
 }
 
 /* Decide whether traffic may go up through host bridges @a and @b. */
