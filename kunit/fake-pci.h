@@ -279,6 +279,15 @@ static struct fake_fn *fake_root_port(struct fake_host *h)
 	return fake_bridge_add(h, NULL, PCI_EXP_TYPE_ROOT_PORT);
 }
 
+/* A root port with the vendor and device ID of a real one. */
+static struct fake_fn *fake_root_port_id(struct fake_host *h, u16 vendor,
+					 u16 device)
+{
+	return fake_fn_add(h, NULL, fake_next_devfn(h, NULL), true,
+			   PCI_EXP_TYPE_ROOT_PORT, vendor, device,
+			   PCI_CLASS_BRIDGE_PCI << 8);
+}
+
 /*
  * A switch below @up: its upstream port, and @n downstream ports stored
  * in @dsp.

@@ -28,6 +28,10 @@
 #define HB_ANY_ROOT_PORT	0x2020	/* Skylake-SP: across host bridges */
 #define HB_SAME_ONLY		0x3c00	/* Sandy Bridge-EP: within itself */
 #define HB_SAME_ONLY2		0x2f00	/* Haswell-EP: within itself */
+#define HB_SKYLAKE_RP		0x2030	/* Skylake-SP root port */
+#define HB_ICELAKE		0x09a2	/* Ice Lake-SP, class 0880 */
+#define HB_SAME_ONLY_RP		0x3c01	/* Sandy Bridge-EP: within itself */
+#define HB_SAME_ONLY_RP2	0x2f01	/* Haswell-EP: within itself */
 #define HB_CLASS		(PCI_CLASS_BRIDGE_HOST << 8)
 
 /* ------------------------------------------------------------------ */
@@ -93,6 +97,16 @@ enum rt_node {
 	NRP1, EPN1, NRP2, EPN2,
 	/* 7e57:e0, Intel 0x2020 at devfn 0 but not of host bridge class */
 	CRP1, EPC1, CRP2, EPC2,
+	/* 7e57:20, nothing at devfn 0; first an Intel 0x2030 root port */
+	SKRP1, EPSK1, SKRP2, EPSK2,
+	/* 7e57:30, Intel 0x09a2 of class 0880 (system peripheral) at 00.0 */
+	ICRP1, EPI1, ICRP2, EPI2,
+	/* 7e57:50, an Intel 0x3c01 root port at 00.0 */
+	SBRP1, EPSB1, SBRP2, EPSB2,
+	/* 7e57:60, Intel 0x2f01 at 00.0 */
+	HWRP1, EPHW1, HWRP2, EPHW2,
+	/* 7e57:70, first an Intel 0x2030 integrated endpoint at 01.0 */
+	RCIEP, XRP1, EPX1, XRP2, EPX2,
 	RT_NODES,
 	NONE = RT_NODES,
 };
@@ -192,6 +206,63 @@ static int rt_build(struct fake_pci *fp)
 	rt[EPC1] = fake_endpoint(rt[CRP1], 1, NULL);
 	rt[CRP2] = fake_root_port(h);
 	rt[EPC2] = fake_endpoint(rt[CRP2], 1, NULL);
+
+	/*
+	 * 7e57:20: the Skylake-SP shape. No function at 00.0; the first
+	 * device of the root bus is a root port that names the root complex.
+	 */
+	h = fake_host_add(fp, 0x20, 0, 0, 0);
+	if (!h)
+		return -ENOMEM;
+	rt[SKRP1] = fake_root_port_id(h, PCI_VENDOR_ID_INTEL, HB_SKYLAKE_RP);
+	rt[EPSK1] = fake_endpoint(rt[SKRP1], 1, NULL);
+	rt[SKRP2] = fake_root_port(h);
+	rt[EPSK2] = fake_endpoint(rt[SKRP2], 1, NULL);
+
+	/* 7e57:30: Ice Lake-SP's 00.0 is a system peripheral (0880). */
+	h = fake_host_add(fp, 0x30, PCI_VENDOR_ID_INTEL, HB_ICELAKE,
+			  PCI_CLASS_SYSTEM_OTHER << 8);
+	if (!h)
+		return -ENOMEM;
+	rt[ICRP1] = fake_root_port(h);
+	rt[EPI1] = fake_endpoint(rt[ICRP1], 1, NULL);
+	rt[ICRP2] = fake_root_port(h);
+	rt[EPI2] = fake_endpoint(rt[ICRP2], 1, NULL);
+
+	/* 7e57:50: the root port at 00.0 is the first device. */
+	h = fake_host_add(fp, 0x50, 0, 0, 0);
+	if (!h)
+		return -ENOMEM;
+	h->next_slot = 0;
+	rt[SBRP1] = fake_root_port_id(h, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY_RP);
+	rt[EPSB1] = fake_endpoint(rt[SBRP1], 1, NULL);
+	rt[SBRP2] = fake_root_port(h);
+	rt[EPSB2] = fake_endpoint(rt[SBRP2], 1, NULL);
+
+	/* 7e57:60 */
+	h = fake_host_add(fp, 0x60, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY_RP2,
+			  HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[HWRP1] = fake_root_port(h);
+	rt[EPHW1] = fake_endpoint(rt[HWRP1], 1, NULL);
+	rt[HWRP2] = fake_root_port(h);
+	rt[EPHW2] = fake_endpoint(rt[HWRP2], 1, NULL);
+
+	/*
+	 * 7e57:70: the first device is neither at 00.0 nor a root port, so
+	 * it does not identify the root complex, known ID or not.
+	 */
+	h = fake_host_add(fp, 0x70, 0, 0, 0);
+	if (!h)
+		return -ENOMEM;
+	rt[RCIEP] = fake_fn_add(h, NULL, fake_next_devfn(h, NULL), false,
+				PCI_EXP_TYPE_RC_END, PCI_VENDOR_ID_INTEL,
+				HB_SKYLAKE_RP, PCI_CLASS_SYSTEM_OTHER << 8);
+	rt[XRP1] = fake_root_port(h);
+	rt[EPX1] = fake_endpoint(rt[XRP1], 1, NULL);
+	rt[XRP2] = fake_root_port(h);
+	rt[EPX2] = fake_endpoint(rt[XRP2], 1, NULL);
 
 	if (IS_ENABLED(CONFIG_PCI_IOV)) {
 		rt[VF] = fake_add_sriov(rt[PF]);
@@ -316,7 +387,21 @@ static const struct route_case route_cases[] = {
 	{ "root-ports-unknown-hb-cpu", EPU1, EPU2, NOACS, 0, 1, THRU, 1 + 3 + 2 + HB },
 	{ "root-ports-no-devfn0", EPN1, EPN2, NOACS, 0, 0, REFUSED, 0 },
 	{ "root-ports-no-devfn0-cpu", EPN1, EPN2, NOACS, 0, 1, THRU, 1 + 1 + 2 + HB },
-	{ "root-ports-devfn0-not-host-class", EPC1, EPC2, NOACS, 0, 0, REFUSED, 0 },
+	/* No class check: the vendor and device ID of 00.0 decide. */
+	{ "root-ports-devfn0-not-host-class", EPC1, EPC2, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	/* Which device identifies the host bridge (the root bus's first). */
+	{ "root-ports-first-is-root-port", EPSK1, EPSK2, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	{ "host-bridges-first-is-root-port", EPSK2, EPK2, NOACS, 0, 0, THRU, 1 + 1 + 2 + 2 * HB },
+	{ "root-ports-icelake-class-0880", EPI1, EPI2, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	{ "host-bridges-icelake-skylake", EPI2, EPA, NOACS, 0, 0, THRU, 1 + 3 + 2 + 2 * HB },
+	{ "host-bridges-icelake-first-rp", EPI1, EPSK1, NOACS, 0, 0, THRU, 1 + 1 + 2 + 2 * HB },
+	{ "root-ports-3c01-same-hb", EPSB1, EPSB2, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	{ "root-ports-2f01-same-hb", EPHW1, EPHW2, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	{ "host-bridges-3c01-2f01", EPSB1, EPHW1, NOACS, 0, 0, REFUSED, 0 },
+	{ "host-bridges-3c01-skylake", EPSB2, EPE, NOACS, 0, 0, REFUSED, 0 },
+	{ "host-bridges-2f01-icelake", EPHW2, EPI1, NOACS, 0, 0, REFUSED, 0 },
+	{ "root-ports-first-is-rciep", EPX1, EPX2, NOACS, 0, 0, REFUSED, 0 },
+	{ "root-ports-first-is-rciep-cpu", EPX1, EPX2, NOACS, 0, 1, THRU, 1 + 1 + 2 + HB },
 	{ "switch-below-unknown-hb", EPU2, EPU3, NOACS, 0, 0, BUS, 4 },
 	{ "host-bridges-both-any", EPA, EPK2, NOACS, 0, 0, THRU, 3 + 1 + 2 + 2 * HB },
 	{ "host-bridges-both-any-rev", EPK2, EPE, NOACS, 0, 0, THRU, 1 + 1 + 2 + 2 * HB },
@@ -578,14 +663,22 @@ static void route_acs_cap_test(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, p2p_redirect_on_path(fn1, rp), fn1);
 }
 
-/* The devfn 0 function identifies the host bridge. */
+/*
+ * The first device of the root bus identifies the host bridge when it is
+ * at 00.0 or is a root port.
+ */
 static void route_known_host_bridge_test(struct kunit *test)
 {
 	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPA]->host->bridge), 0);
 	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPS1]->host->bridge), 0);
 	KUNIT_EXPECT_LT(test, p2p_known_host_bridge(rt[EPU1]->host->bridge), 0);
 	KUNIT_EXPECT_LT(test, p2p_known_host_bridge(rt[EPN1]->host->bridge), 0);
-	KUNIT_EXPECT_LT(test, p2p_known_host_bridge(rt[EPC1]->host->bridge), 0);
+	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPC1]->host->bridge), 0);
+	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPSK1]->host->bridge), 0);
+	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPI1]->host->bridge), 0);
+	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPSB1]->host->bridge), 0);
+	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPHW1]->host->bridge), 0);
+	KUNIT_EXPECT_LT(test, p2p_known_host_bridge(rt[EPX1]->host->bridge), 0);
 }
 
 struct irq_route {

@@ -104,15 +104,19 @@ struct p2p_route {
 /* ------------------------------------------------------------------ */
 
 /*
- * Intel host bridges (device IDs) known to forward peer-to-peer requests
- * between their root ports. P2P_HB_WITHIN_ITSELF marks the ones that do so
- * only between root ports of the same host bridge.
+ * Intel root complexes known to forward peer-to-peer requests between
+ * their root ports, by the device ID of the function that identifies them
+ * (see p2p_host_bridge_id_dev()): a host bridge, a root port, or on Ice
+ * Lake-SP a system peripheral (class 0880). P2P_HB_WITHIN_ITSELF marks the
+ * ones that do so only between root ports of the same host bridge.
  */
 #define P2P_HB_WITHIN_ITSELF	BIT(16)
 #define P2P_HB_DEVICE		GENMASK(15, 0)
 static const u32 p2p_routing_host_bridges[] = {
-	0x3c00 | P2P_HB_WITHIN_ITSELF,	/* Xeon E5 v1/v2, Core i7: Sandy Bridge-EP */
-	0x2f00 | P2P_HB_WITHIN_ITSELF,	/* Xeon E5/E7 v3: Haswell-EP */
+	/* Xeon E5 v1/v2, Core i7: Sandy Bridge-EP */
+	0x3c00 | P2P_HB_WITHIN_ITSELF, 0x3c01 | P2P_HB_WITHIN_ITSELF,
+	/* Xeon E5/E7 v3: Haswell-EP */
+	0x2f00 | P2P_HB_WITHIN_ITSELF, 0x2f01 | P2P_HB_WITHIN_ITSELF,
 	0x2020, 0x2030, 0x2031, 0x2032, 0x2033,	/* Xeon Scalable: Skylake-SP */
 	0x09a2,				/* Xeon Scalable: Ice Lake-SP */
 };
@@ -159,18 +163,25 @@ static unsigned long p2p_root_bus_key(struct pci_bus *root)
 
 /*
  * The function that identifies the root complex of @root's host bridge,
- * ignoring @leaving (a device being removed), or NULL. Caller holds
- * pci_bus_sem.
+ * ignoring @leaving (a device being removed), or NULL: the first device of
+ * the root bus, if it is at 00.0 (a host bridge or, on Ice Lake-SP, a
+ * system peripheral) or is a root port (Skylake-SP has nothing at 00.0).
+ * Its class does not matter. Caller holds pci_bus_sem.
  */
 static struct pci_dev *p2p_host_bridge_id_dev(struct pci_bus *root,
 					      struct pci_dev *leaving)
 {
 	struct pci_dev *dev;
 
-	list_for_each_entry(dev, &root->devices, bus_list)
-		if (dev != leaving && dev->devfn == PCI_DEVFN(0, 0) &&
-		    (dev->class >> 8) == PCI_CLASS_BRIDGE_HOST)
+	list_for_each_entry(dev, &root->devices, bus_list) {
+		if (dev == leaving)
+			continue;
+		if (dev->devfn == PCI_DEVFN(0, 0) ||
+		    (pci_is_pcie(dev) &&
+		     pci_pcie_type(dev) == PCI_EXP_TYPE_ROOT_PORT))
 			return dev;
+		return NULL;
+	}
 	return NULL;
 }
 
