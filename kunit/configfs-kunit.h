@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * configfs helpers suite: pci_p2pdma_enable_store() and
- * pci_p2pdma_enable_show() against a fake provider (P2P state, empty
- * pool) and a fake device without P2P memory. Included by p2pdma-kunit.h.
+ * pci_p2pdma_enable_show() against a fake provider that published its
+ * (empty) pool, one that registered memory but did not publish it, and a
+ * fake device without P2P memory. Included by p2pdma-kunit.h.
  */
 
 static struct fake_pci *cf_fp;
-static struct fake_fn *cf_prov, *cf_plain;
+static struct fake_fn *cf_prov, *cf_plain, *cf_unpub;
 
 static void cf_suite_exit(struct kunit_suite *suite)
 {
@@ -16,7 +17,7 @@ static void cf_suite_exit(struct kunit_suite *suite)
 
 static int cf_suite_init(struct kunit_suite *suite)
 {
-	struct fake_fn *rp, *fns[2];
+	struct fake_fn *rp, *fns[3];
 	struct fake_host *h;
 	int ret = -ENOMEM;
 
@@ -25,22 +26,27 @@ static int cf_suite_init(struct kunit_suite *suite)
 		return -ENOMEM;
 	h = fake_host_add(cf_fp, 0x00, FAKE_VENDOR, 0x0001, HB_CLASS);
 	rp = h ? fake_root_port(h) : NULL;
-	cf_prov = rp ? fake_endpoint(rp, 2, fns) : NULL;
+	cf_prov = rp ? fake_endpoint(rp, 3, fns) : NULL;
 	if (!cf_prov)
 		goto fail;
 	cf_plain = fns[1];
+	cf_unpub = fns[2];
 	ret = fake_pci_scan(cf_fp);
 	if (!ret)
 		ret = pv_setup_provider(cf_prov->pdev);
 	if (!ret)
+		ret = pv_setup_provider(cf_unpub->pdev);
+	if (!ret) {
+		pci_p2pmem_publish(cf_prov->pdev, true);
 		return 0;
+	}
 fail:
 	cf_suite_exit(suite);
 	return ret;
 }
 
 /* What to put in place of %s in an input. */
-enum cf_name { CF_NONE, CF_PROV, CF_PLAIN, CF_PROV_UPPER };
+enum cf_name { CF_NONE, CF_PROV, CF_PLAIN, CF_PROV_UPPER, CF_UNPUB };
 
 /* What *p2p_dev must hold afterwards. */
 enum cf_dev { CF_UNTOUCHED, CF_NULL, CF_PROVIDER };
@@ -59,6 +65,12 @@ struct store_case {
 #define NO(d, s)	{ d, s, 0, CF_NONE, 0, false, CF_NULL }
 #define BAD(d, s, e)	{ d, s, 0, CF_NONE, e, false, CF_UNTOUCHED }
 
+/*
+ * The input is first looked up as a PCI device name (a trailing newline
+ * is ignored, as by sysfs_streq()); anything else goes to kstrtobool(),
+ * which decides on the first one or two characters alone. What fails
+ * both is -ENODEV.
+ */
 static const struct store_case store_cases[] = {
 	YES("1", "1"), NO("0", "0"),
 	YES("y", "y"), YES("Y", "Y"), NO("n", "n"), NO("N", "N"),
@@ -68,37 +80,45 @@ static const struct store_case store_cases[] = {
 	YES("true", "true"), YES("TRUE", "TRUE"), YES("True", "True"),
 	NO("false", "false"), NO("FALSE", "FALSE"),
 	YES("on", "on"), YES("ON", "ON"), YES("oN", "oN"),
-	NO("off", "off"), NO("OFF", "OFF"), NO("Off", "Off"),
+	NO("off", "off"), NO("OFF", "OFF"), NO("Off", "Off"), NO("of", "of"),
 	YES("1-newline", "1\n"), NO("0-newline", "0\n"),
-	YES("yes-spaces", "  yes  "), NO("off-tabs-newline", "\toff\t\n"),
-	YES("on-crlf", "on\r\n"), NO("n-leading-newline", "\nn"),
+	YES("on-crlf", "on\r\n"),
+	/* Only the first characters count. */
+	YES("yess", "yess"), YES("yes-please", "yes please"),
+	YES("long-true", "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy"),
+	YES("1000", "1000"), NO("0x1", "0x1"), YES("tomorrow", "tomorrow"),
+	NO("false-start-device", "0000:00:00.0-abcdefghijklmnopqrs"),
+	NO("no-such-domain-f", "ffff:00:00.0\n"),
+	{ "nul-inside", "on\0garbage", 10, CF_NONE, 0, true, CF_NULL },
 	{ "provider", "%s", 0, CF_PROV, 0, true, CF_PROVIDER },
 	{ "provider-newline", "%s\n", 0, CF_PROV, 0, true, CF_PROVIDER },
-	{ "provider-spaces", " \t%s\t\n", 0, CF_PROV, 0, true, CF_PROVIDER },
+	{ "provider-spaces", " \t%s\t\n", 0, CF_PROV, -ENODEV, false,
+	  CF_UNTOUCHED },
 	{ "provider-upper-case", "%s", 0, CF_PROV_UPPER, -ENODEV, false,
 	  CF_UNTOUCHED },
 	{ "no-p2p-memory", "%s", 0, CF_PLAIN, -ENODEV, false, CF_UNTOUCHED },
 	{ "no-p2p-memory-newline", "%s\n", 0, CF_PLAIN, -ENODEV, false,
 	  CF_UNTOUCHED },
+	{ "unpublished", "%s", 0, CF_UNPUB, -ENODEV, false, CF_UNTOUCHED },
+	{ "unpublished-newline", "%s\n", 0, CF_UNPUB, -ENODEV, false,
+	  CF_UNTOUCHED },
 	BAD("no-such-device", "7e57:1f:00.0", -ENODEV),
-	BAD("no-such-domain", "ffff:00:00.0\n", -ENODEV),
 	BAD("colon-garbage", "a:b", -ENODEV),
-	BAD("empty", "", -EINVAL),
-	BAD("spaces-only", "   ", -EINVAL),
-	BAD("newline-only", "\n", -EINVAL),
-	BAD("31-chars", "abcdefghijklmnopqrstuvwxyz01234", -EINVAL),
-	BAD("32-chars", "abcdefghijklmnopqrstuvwxyz012345", -EINVAL),
-	BAD("32-chars-with-colon", "0000:00:00.0-abcdefghijklmnopqrs", -EINVAL),
-	BAD("long-true", "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy",
-	    -EINVAL),
-	BAD("2", "2", -EINVAL),
-	BAD("minus-1", "-1", -EINVAL),
-	BAD("yes-please", "yes please", -EINVAL),
-	BAD("o", "o", -EINVAL),
-	BAD("yess", "yess", -EINVAL),
-	BAD("binary", "\x01\x02\xff\xfe", -EINVAL),
-	BAD("high-bit", "\xe9t\xe9", -EINVAL),
-	{ "nul-inside", "on\0garbage", 10, CF_NONE, 0, true, CF_NULL },
+	BAD("bogus", "bogus", -ENODEV),
+	BAD("empty", "", -ENODEV),
+	BAD("spaces-only", "   ", -ENODEV),
+	BAD("newline-only", "\n", -ENODEV),
+	BAD("yes-spaces", "  yes  ", -ENODEV),
+	BAD("off-tabs-newline", "\toff\t\n", -ENODEV),
+	BAD("n-leading-newline", "\nn", -ENODEV),
+	BAD("31-chars", "abcdefghijklmnopqrstuvwxyz01234", -ENODEV),
+	BAD("32-chars", "abcdefghijklmnopqrstuvwxyz012345", -ENODEV),
+	BAD("2", "2", -ENODEV),
+	BAD("minus-1", "-1", -ENODEV),
+	BAD("o", "o", -ENODEV),
+	BAD("ox", "ox", -ENODEV),
+	BAD("binary", "\x01\x02\xff\xfe", -ENODEV),
+	BAD("high-bit", "\xe9t\xe9", -ENODEV),
 };
 
 static void store_case_desc(const struct store_case *c, char *desc)
@@ -120,6 +140,7 @@ static void store_test(struct kunit *test)
 	struct pci_dev *sentinel = ERR_PTR(-EFAULT), *dev = sentinel;
 	unsigned int prov_refs = cf_refs(cf_prov);
 	unsigned int plain_refs = cf_refs(cf_plain);
+	unsigned int unpub_refs = cf_refs(cf_unpub);
 	char name[32], *in;
 	bool use, init;
 	int ret, i;
@@ -127,7 +148,8 @@ static void store_test(struct kunit *test)
 	in = kunit_kzalloc(test, 256, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, in);
 	strscpy(name, pci_name(c->name == CF_PLAIN ? cf_plain->pdev :
-						      cf_prov->pdev), sizeof(name));
+			       c->name == CF_UNPUB ? cf_unpub->pdev :
+						     cf_prov->pdev), sizeof(name));
 	if (c->name == CF_PROV_UPPER)
 		for (i = 0; name[i]; i++)
 			name[i] = toupper(name[i]);
@@ -158,6 +180,7 @@ static void store_test(struct kunit *test)
 		}
 		KUNIT_EXPECT_EQ(test, cf_refs(cf_prov), prov_refs);
 		KUNIT_EXPECT_EQ(test, cf_refs(cf_plain), plain_refs);
+		KUNIT_EXPECT_EQ(test, cf_refs(cf_unpub), unpub_refs);
 		if (init)
 			break;
 	}
@@ -206,14 +229,18 @@ static void store_logs_test(struct kunit *test)
 	pci_p2pdma_enable_store("bogus", &dev, &use);
 	pci_p2pdma_enable_store("7e57:1f:00.0", &dev, &use);
 	pci_p2pdma_enable_store(pci_name(cf_plain->pdev), &dev, &use);
+	pci_p2pdma_enable_store(pci_name(cf_unpub->pdev), &dev, &use);
 	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "p2pmem: ", NULL,
-					       NULL), 4);
+					       NULL), 5);
 	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "p2pmem: ",
 					       "'bogus'", NULL), 1);
 	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "p2pmem: ",
 					       "7e57:1f:00.0", NULL), 1);
-	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "no peer-to-peer",
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "no published",
 					       pci_name(cf_plain->pdev), NULL),
+			1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "no published",
+					       pci_name(cf_unpub->pdev), NULL),
 			1);
 }
 

@@ -32,10 +32,10 @@
 #define pr_fmt(fmt) "pci-p2pdma: " fmt
 
 #include <linux/bitfield.h>
-#include <linux/ctype.h>
 #include <linux/debugfs.h>
 #include <linux/dma-map-ops.h>
 #include <linux/genalloc.h>
+#include <linux/kstrtox.h>
 #include <linux/memremap.h>
 #include <linux/mm.h>
 #include <linux/pci-p2pdma.h>
@@ -1242,78 +1242,43 @@ static const struct attribute_group p2pmem_group = {
 /* configfs helpers for the nvmet namespace "p2pmem" attribute          */
 /* ------------------------------------------------------------------ */
 
-/* The words kstrtobool() understands, spelled out in full. */
-static const char * const p2p_true_words[] = { "1", "y", "yes", "t", "true", "on" };
-static const char * const p2p_false_words[] = { "0", "n", "no", "f", "false", "off" };
-
-static int p2p_parse_bool(const char *word, bool *val)
-{
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(p2p_true_words); i++) {
-		if (!strcasecmp(word, p2p_true_words[i])) {
-			*val = true;
-			return 0;
-		}
-	}
-	for (i = 0; i < ARRAY_SIZE(p2p_false_words); i++) {
-		if (!strcasecmp(word, p2p_false_words[i])) {
-			*val = false;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 /**
  * pci_p2pdma_enable_store() - parse a configfs "use P2P memory" setting
- * @page: the text written: a boolean word (1/0, y/n, yes/no, t/f,
- *	true/false, on/off, any case) or the name of a PCI device with P2P
- *	memory ("0000:01:00.0"); surrounding whitespace is ignored
+ * @page: the text written: the name of a PCI device that published P2P
+ *	memory ("0000:01:00.0", a trailing newline is ignored), or else a
+ *	boolean as kstrtobool() reads it (only the first character counts,
+ *	or the first two for "on"/"off": "1", "y", "t" or "on" in either case
+ *	are true, "0", "n", "f" or "off" false)
  * @p2p_dev: set to the named device (with a reference the caller must drop
  *	with pci_dev_put()) or to NULL for a boolean
  * @use_p2pdma: set to whether P2P memory is to be used
  *
+ * The device name is tried first, so a name is never read as a boolean.
  * A boolean true means "any suitable provider" (the caller then uses
  * pci_p2pmem_find()). Nothing is written to @p2p_dev or @use_p2pdma on
  * error.
  *
  * Context: process context; may sleep.
  *
- * Return: 0 on success; -EINVAL for empty input, input longer than 31
- * characters once trimmed, or a word that is neither a boolean nor a
- * device name; -ENODEV for a device name
- * that does not exist or whose device has no P2P memory. Each failure
- * logs one line saying why.
+ * Return: 0 on success; -ENODEV if @page names a PCI device that has not
+ * published P2P memory (none registered, or not published with
+ * pci_p2pmem_publish()), or is neither a PCI device name nor a boolean
+ * (including an empty string). Each failure logs one line saying why.
  */
 int pci_p2pdma_enable_store(const char *page, struct pci_dev **p2p_dev,
 			    bool *use_p2pdma)
 {
-	char word[32];
+	int shown = min_t(size_t, strcspn(page, "\n"), 64);
 	struct device *dev;
-	size_t len;
 	bool val;
-	int ret;
 
-	page = skip_spaces(page);
-	len = strlen(page);
-	while (len && isspace(page[len - 1]))
-		len--;
-	if (!len || len >= sizeof(word)) {
-		pr_err("p2pmem: expected a boolean or a PCI device name, got %zu characters\n",
-		       len);
-		return -EINVAL;
-	}
-	memcpy(word, page, len);
-	word[len] = '\0';
-
-	dev = bus_find_device_by_name(&pci_bus_type, NULL, word);
+	dev = bus_find_device_by_name(&pci_bus_type, NULL, page);
 	if (dev) {
 		struct pci_dev *pdev = to_pci_dev(dev);
 
-		if (!rcu_access_pointer(pdev->p2pdma)) {
-			pr_err("p2pmem: PCI device %s has no peer-to-peer memory\n",
-			       word);
+		if (!pci_has_p2pmem(pdev)) {
+			pr_err("p2pmem: PCI device %s has no published peer-to-peer memory\n",
+			       pci_name(pdev));
 			pci_dev_put(pdev);
 			return -ENODEV;
 		}
@@ -1322,18 +1287,14 @@ int pci_p2pdma_enable_store(const char *page, struct pci_dev **p2p_dev,
 		return 0;
 	}
 
-	if (!p2p_parse_bool(word, &val)) {
-		*p2p_dev = NULL;
-		*use_p2pdma = val;
-		return 0;
+	if (kstrtobool(page, &val)) {
+		pr_err("p2pmem: '%.*s' is neither a PCI device nor a boolean\n",
+		       shown, page);
+		return -ENODEV;
 	}
-
-	/* Something with a colon was meant as a PCI address. */
-	ret = strchr(word, ':') ? -ENODEV : -EINVAL;
-	pr_err("p2pmem: '%s' is %s\n", word, ret == -ENODEV ?
-	       "not the name of any PCI device" :
-	       "neither a boolean nor a PCI device name");
-	return ret;
+	*p2p_dev = NULL;
+	*use_p2pdma = val;
+	return 0;
 }
 EXPORT_SYMBOL_GPL(pci_p2pdma_enable_store);
 

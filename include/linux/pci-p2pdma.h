@@ -41,7 +41,7 @@ bool pci_has_p2pmem(struct pci_dev *pdev);
 /*
  * Without P2PDMA support every request fails the way a caller would see it
  * on a system with no usable provider: nothing registers, nothing is
- * found, nothing is allocated, and configfs reads "0".
+ * found, nothing is allocated, and configfs reads "none".
  */
 static inline int pci_p2pdma_enable_store(const char *page,
 					  struct pci_dev **p2p_dev,
@@ -111,7 +111,7 @@ static inline ssize_t pci_p2pdma_enable_show(char *page,
 					     struct pci_dev *p2p_dev,
 					     bool use_p2pdma)
 {
-	return sprintf(page, "0\n");
+	return sprintf(page, "none\n");
 }
 #endif /* CONFIG_PCI_P2PDMA */
 
