@@ -594,7 +594,7 @@ static void route_many_clients_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 3, false), 10);
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 4, false),
 			10 + 6 + HB);
-	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 0, false), 0);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 0, false), -1);
 
 	c[1] = &rt_dev(test, EPU1)->dev;	/* other, unknown host bridge */
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 4, false), -1);
@@ -761,6 +761,90 @@ static void route_hardirq_test(struct kunit *test)
 				       "a warning (might_sleep?) was logged");
 }
 
+/*
+ * The orchestrator calls need at least one client, and a NULL client
+ * cannot reach anything; neither may crash with @verbose.
+ */
+static void route_no_client_test(struct kunit *test)
+{
+	struct pci_dev *p = rt_dev(test, EPA);
+	struct device *c[2] = { &rt_dev(test, EPB)->dev, NULL };
+
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 0, false), -1);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 0, true), -1);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, -1, false), -1);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 1, true), 4);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 2, false), -1);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 2, true), -1);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance(p, NULL, false), -1);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance(p, NULL, true), -1);
+}
+
+/*
+ * pci_p2pdma_map_segment() on a page whose pgmap is a region of @provider
+ * with bus offset 0x10000. A struct page of ordinary memory stands in for
+ * a ZONE_DEVICE page: pgmap shares its storage with lru, which an
+ * allocated page does not use, and is put back before the page is freed.
+ */
+static enum pci_p2pdma_map_type map_one(struct kunit *test,
+					struct pci_dev *provider,
+					struct device *dev, dma_addr_t *addr)
+{
+	struct p2p_region *region;
+	struct pci_p2pdma_map_state state = {};
+	enum pci_p2pdma_map_type map;
+	struct scatterlist sg;
+	struct list_head lru;
+	struct page *page;
+
+	region = kunit_kzalloc(test, sizeof(*region), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, region);
+	region->provider = provider;
+	region->bus_offset = 0x10000;
+	region->pgmap.type = MEMORY_DEVICE_PCI_P2PDMA;
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	lru = page->lru;
+	page->pgmap = &region->pgmap;
+
+	sg_init_table(&sg, 1);
+	sg_set_page(&sg, page, PAGE_SIZE, 0);
+	map = pci_p2pdma_map_segment(&state, dev, &sg);
+	*addr = map == BUS ? sg.dma_address - page_to_phys(page) : 0;
+	if (map == BUS)
+		KUNIT_EXPECT_TRUE(test, sg_dma_is_bus_address(&sg));
+
+	page->lru = lru;
+	__free_page(page);
+	return map;
+}
+
+/* The DMA mapping path takes only PCI functions as the DMA device. */
+static void route_map_segment_test(struct kunit *test)
+{
+	struct device *np = kunit_device_register(test, "p2pdma-map-np");
+	struct device *child = kunit_kzalloc(test, sizeof(*child), GFP_KERNEL);
+	struct pci_dev *p = rt_dev(test, EPA);
+	dma_addr_t off;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, np);
+	KUNIT_ASSERT_NOT_NULL(test, child);
+	device_initialize(child);
+	child->release = route_child_release;
+	child->parent = &rt_dev(test, EPB)->dev;
+	KUNIT_ASSERT_EQ(test, dev_set_name(child, "p2pdma-map-child"), 0);
+
+	KUNIT_EXPECT_EQ(test, map_one(test, p, &rt_dev(test, EPB)->dev, &off),
+			BUS);
+	KUNIT_EXPECT_EQ(test, off, 0x10000);
+	KUNIT_EXPECT_EQ(test, map_one(test, p, &rt_dev(test, EPE)->dev, &off),
+			THRU);
+	/* Below a PCI function, but not one: not supported. */
+	KUNIT_EXPECT_EQ(test, map_one(test, p, child, &off), REFUSED);
+	KUNIT_EXPECT_EQ(test, map_one(test, p, np, &off), REFUSED);
+	put_device(child);
+}
+
 /* The map type names of debugfs "routes". */
 static void route_map_type_name_test(struct kunit *test)
 {
@@ -783,6 +867,8 @@ static struct kunit_case p2pdma_route_cases[] = {
 	KUNIT_CASE(route_acs_cap_test),
 	KUNIT_CASE(route_known_host_bridge_test),
 	KUNIT_CASE(route_map_type_name_test),
+	KUNIT_CASE(route_map_segment_test),
+	KUNIT_CASE(route_no_client_test),
 	{}
 };
 
@@ -1109,6 +1195,20 @@ static void find_unreachable_test(struct kunit *test)
 	pci_dev_put(got);
 }
 
+/* No client, nothing to choose for. */
+static void find_no_client_test(struct kunit *test)
+{
+	struct device *c = &pv[N0]->pdev->dev;
+	struct pci_dev *got;
+
+	pci_p2pmem_publish(pv[N1]->pdev, true);
+	KUNIT_EXPECT_NULL(test, got = pci_p2pmem_find_many(&c, 0));
+	pci_dev_put(got);
+	got = find1(c);
+	KUNIT_EXPECT_PTR_EQ(test, got, pv[N1]->pdev);
+	pci_dev_put(got);
+}
+
 /* The provider returned carries exactly one new reference. */
 static void find_reference_test(struct kunit *test)
 {
@@ -1136,6 +1236,7 @@ static struct kunit_case p2pdma_provider_cases[] = {
 	KUNIT_CASE(find_spread_test),
 	KUNIT_CASE(find_unreachable_test),
 	KUNIT_CASE(find_reference_test),
+	KUNIT_CASE(find_no_client_test),
 	{}
 };
 

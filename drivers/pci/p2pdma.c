@@ -414,25 +414,15 @@ static struct pci_dev *p2p_client_pci_dev(struct device *client)
 }
 
 /*
- * The route from @provider to @client, from the provider's cache when it
- * has one. Safe in atomic context: nothing here sleeps.
+ * The route from @provider to the PCI function @cdev, from the provider's
+ * cache when it has one. Safe in any context: nothing here sleeps.
  */
-static void p2p_route_lookup(struct pci_dev *provider, struct device *client,
-			     struct p2p_route *r)
+static void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
+			      struct p2p_route *r)
 {
-	struct pci_dev *cdev;
+	unsigned long key = p2p_client_key(cdev), flags;
 	struct pci_p2pdma *p2p;
-	unsigned long key, flags;
 	void *entry = NULL;
-
-	cdev = p2p_client_pci_dev(client);
-	if (!cdev) {
-		memset(r, 0, sizeof(*r));
-		r->map = PCI_P2PDMA_MAP_NOT_SUPPORTED;
-		r->why = P2P_NOT_PCI;
-		return;
-	}
-	key = p2p_client_key(cdev);
 
 	rcu_read_lock();
 	p2p = rcu_dereference(provider->p2pdma);
@@ -464,6 +454,24 @@ static void p2p_route_lookup(struct pci_dev *provider, struct device *client,
 	rcu_read_unlock();
 }
 
+/*
+ * The route from @provider to @client, or to the closest PCI ancestor of
+ * a client that is not a PCI function (an orchestrator's view).
+ */
+static void p2p_route_lookup(struct pci_dev *provider, struct device *client,
+			     struct p2p_route *r)
+{
+	struct pci_dev *cdev = p2p_client_pci_dev(client);
+
+	if (cdev) {
+		p2p_route_get_pci(provider, cdev, r);
+		return;
+	}
+	memset(r, 0, sizeof(*r));
+	r->map = PCI_P2PDMA_MAP_NOT_SUPPORTED;
+	r->why = P2P_NOT_PCI;
+}
+
 static const char * __maybe_unused p2p_map_type_name(enum pci_p2pdma_map_type map)
 {
 	switch (map) {
@@ -486,6 +494,10 @@ static void p2p_route_reason(struct pci_dev *provider, struct device *client,
 	struct p2p_route r;
 	int n = 0;
 
+	if (!client) {
+		scnprintf(buf, len, "no client device (NULL)");
+		return;
+	}
 	if (!cdev) {
 		scnprintf(buf, len, "%s is not a PCI device nor below one",
 			  dev_name(client));
@@ -516,7 +528,7 @@ static void p2p_log_refusal(struct pci_dev *provider, struct device *client)
 
 	p2p_route_reason(provider, client, why, sizeof(why));
 	pci_warn(provider, "P2PDMA to/from client %s refused: %s\n",
-		 dev_name(client), why);
+		 client ? dev_name(client) : "(null)", why);
 }
 
 /**
@@ -525,8 +537,8 @@ static void p2p_log_refusal(struct pci_dev *provider, struct device *client)
  *	registered any P2P memory
  * @clients: devices that would DMA to or from that memory; a client that
  *	is not itself a PCI function (a gendisk, an ib_device) stands for
- *	its closest PCI ancestor
- * @num_clients: number of entries in @clients; 0 or less means no client
+ *	its closest PCI ancestor; a NULL entry reaches nothing
+ * @num_clients: number of entries in @clients; there must be at least one
  * @verbose: log one line per refused client, naming both devices and the
  *	reason (the ACS-redirecting bridge or the host bridge that refuses)
  *
@@ -546,8 +558,9 @@ static void p2p_log_refusal(struct pci_dev *provider, struct device *client)
  * Return: the sum over all clients of the number of links between the
  * provider and the client (0 when the client is the provider itself; a
  * route through the root complex adds 1024 per host bridge it uses), or
- * -1 if any client cannot reach the provider (including a client with no
- * PCI function at or above it). An empty set of clients returns 0.
+ * -1 if any client cannot reach the provider (including a NULL client and
+ * a client with no PCI function at or above it), or if @num_clients is 0
+ * or less.
  */
 int pci_p2pdma_distance_many(struct pci_dev *provider, struct device **clients,
 			     int num_clients, bool verbose)
@@ -556,6 +569,8 @@ int pci_p2pdma_distance_many(struct pci_dev *provider, struct device **clients,
 	bool refused = false;
 	int i, total = 0;
 
+	if (num_clients <= 0)
+		return -1;
 	for (i = 0; i < num_clients; i++) {
 		p2p_route_lookup(provider, clients[i], &r);
 		if (r.map == PCI_P2PDMA_MAP_NOT_SUPPORTED) {
@@ -857,8 +872,8 @@ EXPORT_SYMBOL_GPL(pci_has_p2pmem);
 /**
  * pci_p2pmem_find_many() - pick published P2P memory close to all clients
  * @clients: devices that will DMA to or from the memory
- * @num_clients: number of entries in @clients; with no client every
- *	published provider is at distance 0 and one is picked at random
+ * @num_clients: number of entries in @clients; with none (0 or less)
+ *	nothing is chosen
  *
  * Considers every provider that published its memory and that all
  * @clients can reach (see pci_p2pdma_distance_many()), and returns the
@@ -869,7 +884,8 @@ EXPORT_SYMBOL_GPL(pci_has_p2pmem);
  * and dropping a reference on each device). Holds no lock on return.
  *
  * Return: the provider with a reference held (drop it with pci_dev_put()),
- * or NULL if no published provider suits every client.
+ * or NULL if no published provider suits every client or there is no
+ * client.
  */
 struct pci_dev *pci_p2pmem_find_many(struct device **clients, int num_clients)
 {
@@ -877,6 +893,8 @@ struct pci_dev *pci_p2pmem_find_many(struct device **clients, int num_clients)
 	int dist, best_dist = INT_MAX;
 	u32 ties = 0;
 
+	if (num_clients <= 0)
+		return NULL;
 	for_each_pci_dev(pdev) {
 		if (!pci_has_p2pmem(pdev))
 			continue;
@@ -988,8 +1006,8 @@ EXPORT_SYMBOL_GPL(pci_free_p2pmem);
  *
  * Context: any; does not sleep.
  *
- * Return: the bus address, or 0 if @addr is NULL or not P2P memory of
- * @pdev.
+ * Return: the bus address; 0 if @addr is NULL or @pdev has no P2P memory;
+ * all ones ((pci_bus_addr_t)-1) if @addr is not in @pdev's P2P memory.
  */
 pci_bus_addr_t pci_p2pmem_virt_to_bus(struct pci_dev *pdev, void *addr)
 {
@@ -1002,7 +1020,7 @@ pci_bus_addr_t pci_p2pmem_virt_to_bus(struct pci_dev *pdev, void *addr)
 		return 0;
 	/* The pool's "physical" addresses are the BAR's bus addresses. */
 	bus = gen_pool_virt_to_phys(p2p->pool, (unsigned long)addr);
-	return bus == (phys_addr_t)-1 ? 0 : bus;
+	return bus == (phys_addr_t)-1 ? (pci_bus_addr_t)-1 : bus;
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_virt_to_bus);
 
@@ -1068,7 +1086,8 @@ EXPORT_SYMBOL_GPL(pci_p2pmem_free_sgl);
  * pci_p2pdma_map_segment() - choose how a client maps one P2P segment
  * @state: per-scatterlist cache, zeroed by the caller before the first
  *	segment; it remembers the last pgmap and its route
- * @dev: the client device doing the DMA
+ * @dev: the device doing the DMA; it must be a PCI function (unlike the
+ *	orchestrator calls, this does not look for a PCI ancestor)
  * @sg: a segment whose page is P2P memory (is_pci_p2pdma_page())
  *
  * Called by the DMA mapping code (dma-direct, dma-iommu) for each P2P
@@ -1082,7 +1101,8 @@ EXPORT_SYMBOL_GPL(pci_p2pmem_free_sgl);
  * Context: any, including atomic; does not sleep.
  *
  * Return: the map type; %PCI_P2PDMA_MAP_NOT_SUPPORTED means the client
- * cannot reach the memory and the caller fails with -EREMOTEIO.
+ * cannot reach the memory, or @dev is not a PCI function, and the caller
+ * fails with -EREMOTEIO.
  */
 enum pci_p2pdma_map_type
 pci_p2pdma_map_segment(struct pci_p2pdma_map_state *state, struct device *dev,
@@ -1094,10 +1114,14 @@ pci_p2pdma_map_segment(struct pci_p2pdma_map_state *state, struct device *dev,
 		struct p2p_region *region = to_p2p_region(pgmap);
 		struct p2p_route r;
 
-		p2p_route_lookup(region->provider, dev, &r);
 		state->pgmap = pgmap;
-		state->map = r.map;
+		state->map = PCI_P2PDMA_MAP_NOT_SUPPORTED;
 		state->bus_off = region->bus_offset;
+		if (dev_is_pci(dev)) {
+			p2p_route_get_pci(region->provider, to_pci_dev(dev),
+					  &r);
+			state->map = r.map;
+		}
 	}
 
 	if (state->map != PCI_P2PDMA_MAP_BUS_ADDR)

@@ -124,13 +124,15 @@ static inline ssize_t pci_p2pdma_enable_show(char *page,
 /**
  * pci_p2pdma_distance() - how far a single client is from a provider
  * @provider: PCI device that owns the P2P memory
- * @client: device that would DMA to or from that memory
+ * @client: device that would DMA to or from that memory (NULL reaches
+ *	nothing)
  * @verbose: log one line naming both devices if the pair is refused
  *
  * See pci_p2pdma_distance_many() for the meaning of the result and the
  * calling context.
  *
- * Return: the distance (>= 0), or -1 if @client cannot reach @provider.
+ * Return: the distance (>= 0), or -1 if @client is NULL or cannot reach
+ * @provider.
  */
 static inline int pci_p2pdma_distance(struct pci_dev *provider,
 				      struct device *client, bool verbose)
