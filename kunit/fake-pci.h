@@ -62,6 +62,7 @@ struct fake_fn {
 	u16 acs;		/* ACS capability offset, 0 if none */
 	u16 sriov;		/* SR-IOV capability offset, 0 if none */
 	bool bridge;
+	bool gone;		/* reads all ones: removed, or in D3cold */
 	u32 bar0_size;
 	DECLARE_BITMAP(wmask, PCI_CFG_SPACE_EXP_SIZE);
 	u8 cfg[PCI_CFG_SPACE_EXP_SIZE];
@@ -108,6 +109,10 @@ static int fake_pci_read(struct pci_bus *bus, unsigned int devfn, int where,
 		return PCIBIOS_DEVICE_NOT_FOUND;
 	}
 	atomic_inc(&fake_pci_live->reads);
+	if (READ_ONCE(fn->gone)) {
+		*val = size == 4 ? ~0u : (1u << (size * 8)) - 1;
+		return PCIBIOS_SUCCESSFUL;
+	}
 	for (i = size - 1; i >= 0; i--)
 		v = (v << 8) | fn->cfg[where + i];
 	*val = v;

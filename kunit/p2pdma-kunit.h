@@ -642,25 +642,34 @@ static void route_acs_cap_test(struct kunit *test)
 {
 	struct pci_dev *dsp = rt_dev(test, DSP0A), *ep = rt_dev(test, EPA);
 	struct pci_dev *fn1 = rt_dev(test, EPM1), *rp = rt_dev(test, RP2);
+	bool unsure = false;
 
 	KUNIT_EXPECT_EQ(test, dsp->acs_cap, rt[DSP0A]->acs);
 	KUNIT_EXPECT_NE(test, dsp->acs_cap, 0);
 	KUNIT_EXPECT_EQ(test, ep->acs_cap, 0);
-	KUNIT_EXPECT_FALSE(test, p2p_acs_redirects(dsp));
+	KUNIT_EXPECT_FALSE(test, p2p_acs_redirects(dsp, &unsure));
 	fake_set_acs_ctrl(rt[DSP0A], PCI_ACS_EC);
-	KUNIT_EXPECT_TRUE(test, p2p_acs_redirects(dsp));
-	KUNIT_EXPECT_PTR_EQ(test, p2p_redirect_on_path(ep, rt[USP0]->pdev), dsp);
+	KUNIT_EXPECT_TRUE(test, p2p_acs_redirects(dsp, &unsure));
+	KUNIT_EXPECT_PTR_EQ(test, p2p_redirect_on_path(ep, rt[USP0]->pdev,
+						       &unsure), dsp);
 	KUNIT_EXPECT_EQ(test, p2p_depth(ep), 3);
 	KUNIT_EXPECT_EQ(test, p2p_depth(rt_dev(test, EPD)), 5);
 
 	/* An endpoint function's own ACS counts, from the function up. */
 	KUNIT_EXPECT_EQ(test, fn1->acs_cap, rt[EPM1]->acs);
 	KUNIT_EXPECT_NE(test, fn1->acs_cap, 0);
-	KUNIT_EXPECT_NULL(test, p2p_redirect_on_path(fn1, rp));
+	KUNIT_EXPECT_NULL(test, p2p_redirect_on_path(fn1, rp, &unsure));
 	fake_set_acs_ctrl(rt[RP2], PCI_ACS_RR);
-	KUNIT_EXPECT_PTR_EQ(test, p2p_redirect_on_path(fn1, rp), rp);
+	KUNIT_EXPECT_PTR_EQ(test, p2p_redirect_on_path(fn1, rp, &unsure), rp);
 	fake_set_acs_ctrl(rt[EPM1], PCI_ACS_CR);
-	KUNIT_EXPECT_PTR_EQ(test, p2p_redirect_on_path(fn1, rp), fn1);
+	KUNIT_EXPECT_PTR_EQ(test, p2p_redirect_on_path(fn1, rp, &unsure), fn1);
+	KUNIT_EXPECT_FALSE(test, unsure);
+
+	/* All ones: taken as a redirect, and flagged as not to be kept. */
+	WRITE_ONCE(rt[DSP0A]->gone, true);
+	KUNIT_EXPECT_TRUE(test, p2p_acs_redirects(dsp, &unsure));
+	WRITE_ONCE(rt[DSP0A]->gone, false);
+	KUNIT_EXPECT_TRUE(test, unsure);
 }
 
 /*
@@ -1011,8 +1020,64 @@ static void cache_no_second_walk_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&pv_fp->reads), 0);
 	KUNIT_EXPECT_EQ(test, r2.map, r1.map);
 	KUNIT_EXPECT_EQ(test, r2.distance, r1.distance);
+	/* The orchestrator call always looks at the hardware again. */
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &c, 1, false), 4);
+	KUNIT_EXPECT_GT(test, atomic_read(&pv_fp->reads), 0);
+}
+
+/*
+ * ACS set after a route was cached: the next orchestrator call sees it,
+ * and refreshes the entry that the DMA mapping path then uses.
+ */
+static void cache_refresh_acs_test(struct kunit *test)
+{
+	struct pci_dev *p = pv[N1]->pdev;
+	struct device *c = &pv[N2]->pdev->dev;
+	struct p2p_route r;
+
+	xa_destroy(&pv_p2p(pv[N1])->routes);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &c, 1, false), 4);
+	p2p_route_lookup(p, c, &r);
+	KUNIT_EXPECT_EQ(test, r.map, BUS);
+
+	fake_set_acs_ctrl(pv_dsp[2], PCI_ACS_RR);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &c, 1, false),
+			3 + 3 + 2 + HB);
+	p2p_route_lookup(p, c, &r);
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	KUNIT_EXPECT_EQ(test, r.distance, 3 + 3 + 2 + HB);
+
+	fake_set_acs_ctrl(pv_dsp[2], 0);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &c, 1, false), 4);
+	p2p_route_lookup(p, c, &r);
+	KUNIT_EXPECT_EQ(test, r.map, BUS);
+}
+
+/*
+ * A bridge that reads all ones (removed, or in D3cold) gives a verdict
+ * that must not outlive the condition: it is not cached.
+ */
+static void cache_all_ones_test(struct kunit *test)
+{
+	struct pci_dev *p = pv[N3]->pdev;
+	struct device *c = &pv[N0]->pdev->dev;
+	struct p2p_route r;
+
+	xa_destroy(&pv_p2p(pv[N3])->routes);
+	WRITE_ONCE(pv_dsp[0]->gone, true);
+	p2p_route_lookup(p, c, &r);
+	KUNIT_EXPECT_NE(test, r.map, BUS);
+	KUNIT_EXPECT_NE(test, pci_p2pdma_distance_many(p, &c, 1, false), 4);
+	WRITE_ONCE(pv_dsp[0]->gone, false);
+
+	p2p_route_lookup(p, c, &r);
+	KUNIT_EXPECT_EQ(test, r.map, BUS);
+	KUNIT_EXPECT_EQ(test, r.distance, 4);
+	/* That verdict is good, and is cached. */
+	atomic_set(&pv_fp->reads, 0);
+	p2p_route_lookup(p, c, &r);
 	KUNIT_EXPECT_EQ(test, atomic_read(&pv_fp->reads), 0);
+	KUNIT_EXPECT_EQ(test, r.map, BUS);
 }
 
 /* Every kind of verdict survives the trip through the cache. */
@@ -1229,6 +1294,8 @@ static struct kunit_case p2pdma_provider_cases[] = {
 	KUNIT_CASE(cache_same_answer_test),
 	KUNIT_CASE(cache_none_without_state_test),
 	KUNIT_CASE(cache_per_client_test),
+	KUNIT_CASE(cache_refresh_acs_test),
+	KUNIT_CASE(cache_all_ones_test),
 	KUNIT_CASE(find_none_test),
 	KUNIT_CASE(find_unpublished_ignored_test),
 	KUNIT_CASE(find_closest_test),

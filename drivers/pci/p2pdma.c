@@ -84,6 +84,7 @@ struct p2p_route {
 	enum pci_p2pdma_map_type map;
 	unsigned int distance;
 	enum p2p_refusal why;
+	bool unsure;		/* a config read gave all ones: do not cache */
 	struct pci_dev *acs_dev;	/* redirecting function; not referenced */
 	struct pci_host_bridge *host_bridge;	/* the one refusing, if any */
 };
@@ -301,25 +302,35 @@ static enum p2p_refusal p2p_host_bridge_verdict(struct pci_host_bridge *a,
  * bridge this governs what its downstream ports forward; on a function of
  * a multi-function device or a VF, what goes to its sibling functions.
  */
-static bool p2p_acs_redirects(struct pci_dev *pdev)
+static bool p2p_acs_redirects(struct pci_dev *pdev, bool *unsure)
 {
 	u16 ctrl;
 
 	if (!pdev->acs_cap)
 		return false;
-	pci_read_config_word(pdev, pdev->acs_cap + PCI_ACS_CTRL, &ctrl);
+	/*
+	 * All ones: the function is gone or powered off (D3cold). Assume the
+	 * worst, and tell the caller that the verdict may not last.
+	 */
+	if (pci_read_config_word(pdev, pdev->acs_cap + PCI_ACS_CTRL, &ctrl) ||
+	    PCI_POSSIBLE_ERROR(ctrl)) {
+		*unsure = true;
+		return true;
+	}
 	return ctrl & (PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC);
 }
 
 /*
  * Walk from @dev itself up to @common (both inclusive) and return the
- * first function that redirects peer traffic, or NULL.
+ * first function that redirects peer traffic, or NULL. Sets *@unsure if
+ * an ACS Control register read all ones.
  */
 static struct pci_dev *p2p_redirect_on_path(struct pci_dev *dev,
-					    struct pci_dev *common)
+					    struct pci_dev *common,
+					    bool *unsure)
 {
 	while (dev) {
-		if (p2p_acs_redirects(dev))
+		if (p2p_acs_redirects(dev, unsure))
 			return dev;
 		if (dev == common)
 			break;
@@ -375,9 +386,10 @@ static void p2p_route_compute(struct pci_dev *provider, struct pci_dev *client,
 	}
 
 	if (a) {
-		r->acs_dev = p2p_redirect_on_path(provider, a);
+		r->acs_dev = p2p_redirect_on_path(provider, a, &r->unsure);
 		if (!r->acs_dev)
-			r->acs_dev = p2p_redirect_on_path(client, a);
+			r->acs_dev = p2p_redirect_on_path(client, a,
+							  &r->unsure);
 		if (!r->acs_dev) {
 			r->map = PCI_P2PDMA_MAP_BUS_ADDR;
 			r->distance = up_p + up_c;
@@ -415,10 +427,12 @@ static struct pci_dev *p2p_client_pci_dev(struct device *client)
 
 /*
  * The route from @provider to the PCI function @cdev, from the provider's
- * cache when it has one. Safe in any context: nothing here sleeps.
+ * cache when it has one, unless @fresh: then it is computed again and the
+ * cache entry refreshed. A verdict based on a config read of all ones is
+ * never cached. Safe in any context: nothing here sleeps.
  */
 static void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
-			      struct p2p_route *r)
+			      struct p2p_route *r, bool fresh)
 {
 	unsigned long key = p2p_client_key(cdev), flags;
 	struct pci_p2pdma *p2p;
@@ -426,7 +440,7 @@ static void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
 
 	rcu_read_lock();
 	p2p = rcu_dereference(provider->p2pdma);
-	if (p2p)
+	if (p2p && !fresh)
 		entry = xa_load(&p2p->routes, key);
 	if (xa_is_value(entry)) {
 		unsigned long v = xa_to_value(entry);
@@ -447,8 +461,11 @@ static void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
 
 		/* Best effort: a verdict that fails to cache is recomputed. */
 		xa_lock_irqsave(&p2p->routes, flags);
-		__xa_store(&p2p->routes, key, xa_mk_value(v),
-			   GFP_ATOMIC | __GFP_NOWARN);
+		if (r->unsure)
+			__xa_erase(&p2p->routes, key);
+		else
+			__xa_store(&p2p->routes, key, xa_mk_value(v),
+				   GFP_ATOMIC | __GFP_NOWARN);
 		xa_unlock_irqrestore(&p2p->routes, flags);
 	}
 	rcu_read_unlock();
@@ -458,18 +475,26 @@ static void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
  * The route from @provider to @client, or to the closest PCI ancestor of
  * a client that is not a PCI function (an orchestrator's view).
  */
-static void p2p_route_lookup(struct pci_dev *provider, struct device *client,
-			     struct p2p_route *r)
+static void p2p_route_get(struct pci_dev *provider, struct device *client,
+			  struct p2p_route *r, bool fresh)
 {
 	struct pci_dev *cdev = p2p_client_pci_dev(client);
 
 	if (cdev) {
-		p2p_route_get_pci(provider, cdev, r);
+		p2p_route_get_pci(provider, cdev, r, fresh);
 		return;
 	}
 	memset(r, 0, sizeof(*r));
 	r->map = PCI_P2PDMA_MAP_NOT_SUPPORTED;
 	r->why = P2P_NOT_PCI;
+}
+
+/* The same, from the cache when there is an entry (debugfs, KUnit). */
+static void __maybe_unused p2p_route_lookup(struct pci_dev *provider,
+					    struct device *client,
+					    struct p2p_route *r)
+{
+	p2p_route_get(provider, client, r, false);
 }
 
 static const char * __maybe_unused p2p_map_type_name(enum pci_p2pdma_map_type map)
@@ -548,9 +573,12 @@ static void p2p_log_refusal(struct pci_dev *provider, struct device *client)
  * Redirect, Completion Redirect or Egress Control enabled (PCIe r6.0
  * sec 6.12). Otherwise the traffic has to go through the root
  * complex, which is allowed only where the host bridge is known to route
- * peer-to-peer requests (PCIe r6.0 sec 1.3.1 makes it optional). Verdicts
- * are cached per provider/client pair for as long as the provider has
- * P2P state (until its driver unbinds).
+ * peer-to-peer requests (PCIe r6.0 sec 1.3.1 makes it optional). Every
+ * call reads the ACS settings again, so it reflects the current ones, and
+ * refreshes the verdict cached for each provider/client pair, which the
+ * DMA mapping path uses for as long as the provider has P2P state (until
+ * its driver unbinds). A verdict that rests on a config read of all ones
+ * (a bridge that is gone or in D3cold) is not cached.
  *
  * Context: any, including atomic; does not sleep. Takes the provider's
  * route cache lock (an IRQ-safe spinlock) briefly and the RCU read lock.
@@ -572,7 +600,7 @@ int pci_p2pdma_distance_many(struct pci_dev *provider, struct device **clients,
 	if (num_clients <= 0)
 		return -1;
 	for (i = 0; i < num_clients; i++) {
-		p2p_route_lookup(provider, clients[i], &r);
+		p2p_route_get(provider, clients[i], &r, true);
 		if (r.map == PCI_P2PDMA_MAP_NOT_SUPPORTED) {
 			refused = true;
 			if (!verbose)
@@ -1119,7 +1147,7 @@ pci_p2pdma_map_segment(struct pci_p2pdma_map_state *state, struct device *dev,
 		state->bus_off = region->bus_offset;
 		if (dev_is_pci(dev)) {
 			p2p_route_get_pci(region->provider, to_pci_dev(dev),
-					  &r);
+					  &r, false);
 			state->map = r.map;
 		}
 	}
