@@ -497,7 +497,7 @@ static void __maybe_unused p2p_route_lookup(struct pci_dev *provider,
 	p2p_route_get(provider, client, r, false);
 }
 
-static const char * __maybe_unused p2p_map_type_name(enum pci_p2pdma_map_type map)
+static __maybe_unused const char *p2p_map_type_name(enum pci_p2pdma_map_type map)
 {
 	switch (map) {
 	case PCI_P2PDMA_MAP_BUS_ADDR:
