@@ -113,7 +113,9 @@ nvme() {
 	qargs+=(-drive "file=$run/$serial.img,if=none,id=d-$serial,format=raw,cache=none,aio=threads")
 	[ -n "$cmb" ] && extra=",cmb_size_mb=$cmb"
 	[ -n "${4:-}" ] && extra+=",$4"
-	dev "nvme,serial=$serial,drive=d-$serial,bus=$bus$extra"
+	# QEMU serves DMA into another device's BAR (a CMB) through a bounce
+	# buffer of 4 KiB by default; 64 MiB lets a whole I/O through at once.
+	dev "nvme,serial=$serial,drive=d-$serial,bus=$bus,x-max-bounce-buffer-size=67108864$extra"
 }
 for t in "${topo_names[@]}"; do
 	# shellcheck source=/dev/null
