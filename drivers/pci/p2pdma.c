@@ -44,6 +44,7 @@
 #include <linux/rcupdate.h>
 #include <linux/scatterlist.h>
 #include <linux/seq_file.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
@@ -1275,9 +1276,14 @@ fail:
 	return ret;
 }
 
-/* Mode 0660, owner root: the 6.12 ABI of p2pmem/allocate. */
+/*
+ * Mode 0660, owner root, 1 TiB long: the 6.12 ABI of p2pmem/allocate. The
+ * size means nothing (there is no read or write), but stat() reports it,
+ * and some mmap() wrappers refuse a length beyond it (Python's mmap).
+ */
 static struct bin_attribute p2pmem_allocate_attr = {
 	.attr = { .name = "allocate", .mode = 0660 },
+	.size = SZ_1T,
 	.mmap = p2pmem_allocate_mmap,
 };
 

@@ -290,6 +290,20 @@ TEST_F(p2pmem, allocate_mode_0660_owner_root)
 	EXPECT_EQ(0, st.st_gid);
 }
 
+/*
+ * Like Linux 6.12, allocate is 1 TiB long, so that mmap(2) wrappers that
+ * check the length against st_size (Python's mmap.mmap()) accept it.
+ */
+TEST_F(p2pmem, allocate_size_is_1tib)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat(self->path, &st));
+	EXPECT_EQ(1LL << 40, (long long)st.st_size);
+	ASSERT_EQ(0, fstat(self->fd, &st));
+	EXPECT_EQ(1LL << 40, (long long)st.st_size);
+}
+
 TEST_F(p2pmem, unprivileged_open_is_eacces)
 {
 	int status;
