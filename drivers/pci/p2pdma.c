@@ -1229,7 +1229,11 @@ static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
 	void *kaddr;
 	int ret;
 
-	if (!(vma->vm_flags & VM_SHARED)) {
+	/*
+	 * VM_MAYSHARE, not VM_SHARED: a MAP_SHARED mapping of a file opened
+	 * read-only lacks VM_SHARED but is shared all the same.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE)) {
 		pci_info_ratelimited(pdev, "P2PDMA: %s: allocate must be mapped MAP_SHARED\n",
 				     current->comm);
 		return -EINVAL;

@@ -372,6 +372,33 @@ TEST_F(p2pmem, map_private_is_einval)
 	EXPECT_EQ(self->avail, available(self->mem.bdf));
 }
 
+/*
+ * A shared mapping of a file open read-only is still shared (VM_MAYSHARE):
+ * it gets P2P memory, reads work and writes fault; it can never be made
+ * writable. A private one is refused on such a file too.
+ */
+TEST_F(p2pmem, read_only_shared_mapping_is_allowed)
+{
+	int fd = open(self->path, O_RDONLY);
+	unsigned char *p;
+
+	ASSERT_LE(0, fd) TH_LOG("open O_RDONLY: %s", strerror(errno));
+	p = mmap(NULL, MIB, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap: %s", strerror(errno));
+	EXPECT_EQ(self->avail - (long long)MIB, available(self->mem.bdf));
+	EXPECT_EQ(0, touch(p, false));
+	EXPECT_EQ(0, touch(p + MIB - 1, false));
+	EXPECT_EQ(SIGSEGV, touch(p, true));
+	EXPECT_EQ(-1, mprotect(p, MIB, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(0, munmap(p, MIB));
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, MIB, PROT_READ, MAP_PRIVATE, fd, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+	close(fd);
+}
+
 TEST_F(p2pmem, nonzero_offset_is_einval)
 {
 	void *p = mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 4096);
