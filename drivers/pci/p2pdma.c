@@ -1203,8 +1203,10 @@ static DEVICE_ATTR_RO(published);
  * mapping. Every page is inserted with the mapping as its only reference,
  * so the page returns to the pool (p2p_page_free()) once it is unmapped
  * and no I/O pins it any more; partial munmap frees just those pages.
- * The mapping is not inherited across fork() (VM_DONTCOPY) and cannot
- * grow (VM_DONTEXPAND).
+ * fork() shares the mapping with the child: copying the page table takes
+ * a page reference and a mapcount for each page, so a page returns only
+ * once every process has unmapped it. The mapping cannot grow
+ * (VM_DONTEXPAND).
  */
 /*
  * Every page is inserted at mmap time, so a fault means the mapping was
@@ -1252,7 +1254,7 @@ static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
 	}
 
 	vma->vm_ops = &p2pmem_vm_ops;
-	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	/* Same memory type as the kernel's mapping of the BAR (uncached). */
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	for (i = 0; i < npages; i++) {

@@ -480,23 +480,61 @@ TEST_F(p2pmem, mprotect_read_only_then_write_faults)
 	munmap(p, MIB);
 }
 
-/* fork() does not hand the mapping to the child (VM_DONTCOPY). */
-TEST_F(p2pmem, fork_child_does_not_inherit_mapping)
+/*
+ * fork() shares the mapping: the child sees the parent's bytes and the
+ * parent sees the child's writes. The memory returns to the pool only once
+ * both have let go, whichever goes first.
+ */
+TEST_F(p2pmem, fork_child_shares_mapping)
 {
-	unsigned char *p = map_p2p(self->fd, MIB);
-	int status;
+	unsigned char *p = map_p2p(self->fd, MIB), *ref = malloc(MIB), *ref2 = malloc(MIB);
+	int status, go[2];
+	char c = 0;
 	pid_t pid;
 
 	ASSERT_NE(MAP_FAILED, p);
-	p[0] = 1;
+	fill(ref, MIB, 29);
+	fill(ref2, MIB, 31);
+	memcpy(p, ref, MIB);
+
+	/* The child goes first. */
 	pid = fork();
 	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(touch(p, false) == SIGSEGV ? 0 : 1);
+	if (!pid) {
+		if (touch(p, false) || memcmp(p, ref, MIB))
+			_exit(1);
+		memcpy(p, ref2, MIB);
+		_exit(0);
+	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died of signal %d", WTERMSIG(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	EXPECT_EQ(1, p[0]);
-	munmap(p, MIB);
+	EXPECT_EQ(0, memcmp(p, ref2, MIB));
+	EXPECT_EQ(self->avail - (long long)MIB, available(self->mem.bdf));
+
+	/* The parent goes first: the child keeps the memory alive. */
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		if (touch(p, false) || memcmp(p, ref2, MIB))
+			_exit(1);
+		_exit(0);
+	}
+	close(go[0]);
+	ASSERT_EQ(0, munmap(p, MIB));
+	EXPECT_EQ(self->avail - (long long)MIB, available(self->mem.bdf));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died of signal %d", WTERMSIG(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+	free(ref);
+	free(ref2);
 }
 
 /* Many mappings until the pool runs dry, then every byte comes back. */
@@ -736,6 +774,55 @@ TEST_F_TIMEOUT(p2pmem, unbind_revokes_mapping_with_sigbus, 120)
 	EXPECT_EQ(SIGBUS, touch(p + MIB - 1, true));
 	munmap(p, MIB);
 	rebind_and_check(_metadata, self);
+}
+
+/*
+ * A mapping shared with a forked child is revoked in both processes: each
+ * gets SIGBUS, the unbind finishes, and the memory is all there after a
+ * rebind.
+ */
+TEST_F_TIMEOUT(p2pmem, unbind_revokes_mapping_in_forked_child, 120)
+{
+	unsigned char *p = map_p2p(self->fd, MIB);
+	int status, ready[2], go[2];
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 7;
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(ready[0]);
+		close(go[1]);
+		if (touch(p, false) || p[0] != 7)
+			_exit(1);
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		if (touch(p, false) != SIGBUS || touch(p + MIB - 1, true) != SIGBUS)
+			_exit(3);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("child could not use the mapping");
+	ASSERT_EQ(0, set_bound(self->mem.bdf, false));
+	EXPECT_EQ(-1, available(self->mem.bdf));
+	EXPECT_EQ(SIGBUS, touch(p, false));
+	EXPECT_EQ(SIGBUS, touch(p + MIB - 1, true));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died of signal %d", WTERMSIG(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(ready[0]);
+	close(go[1]);
+	munmap(p, MIB);
+	rebind_and_check(_metadata, self);
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
 }
 
 struct reader {
