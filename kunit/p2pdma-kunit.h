@@ -990,6 +990,7 @@ static void pv_exit(struct kunit *test)
 {
 	int i;
 
+	p2p_kunit_publish_hook = NULL;
 	for (i = 0; i < PV_NODES; i++)
 		pci_p2pmem_publish(pv[i]->pdev, false);
 }
@@ -1289,6 +1290,44 @@ static void find_reference_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kref_read(&kobj->kref), before);
 }
 
+/* Runs inside pci_p2pmem_publish(): the provider starts to unbind. */
+static void pv_close_starts_hook(struct pci_dev *pdev)
+{
+	p2p_close_start(rcu_dereference(pdev->p2pdma));
+}
+
+/*
+ * pci_p2pmem_publish(true) races with an unbind: it found the provider
+ * open, then the unbind started before its store. Once the unbind's close
+ * is over, the provider is not published, and publishing stays ignored.
+ */
+static void publish_races_close_test(struct kunit *test)
+{
+	struct pci_dev *pdev = pv[N3]->pdev;
+	struct pci_p2pdma *p2p = pv_p2p(pv[N3]);
+	bool had_sysfs = p2p->sysfs_added;
+
+	KUNIT_ASSERT_FALSE(test, READ_ONCE(p2p->closing));
+	p2p_kunit_publish_hook = pv_close_starts_hook;
+	pci_p2pmem_publish(pdev, true);
+	p2p_kunit_publish_hook = NULL;
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(p2p->closing));
+	/* The rest of p2p_provider_close(), as the unbinding thread does it. */
+	synchronize_rcu();
+	p2p_close_finish(pdev, p2p);
+	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(pdev));
+	pci_p2pmem_publish(pdev, true);
+	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(pdev));
+
+	/* Reopen the provider for the other cases. */
+	WRITE_ONCE(p2p->closing, false);
+	if (had_sysfs) {
+		KUNIT_EXPECT_EQ(test, sysfs_create_group(&pdev->dev.kobj,
+							 &p2pmem_group), 0);
+		p2p->sysfs_added = true;
+	}
+}
+
 static struct kunit_case p2pdma_provider_cases[] = {
 	KUNIT_CASE(cache_no_second_walk_test),
 	KUNIT_CASE(cache_same_answer_test),
@@ -1304,6 +1343,7 @@ static struct kunit_case p2pdma_provider_cases[] = {
 	KUNIT_CASE(find_unreachable_test),
 	KUNIT_CASE(find_reference_test),
 	KUNIT_CASE(find_no_client_test),
+	KUNIT_CASE(publish_races_close_test),
 	{}
 };
 

@@ -126,6 +126,8 @@ static const u32 p2p_routing_host_bridges[] = {
 #ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
 /* KUnit: -1 follows the CPU, 0 or 1 forces the CPU rule off or on. */
 static int p2p_kunit_cpu_rule = -1;
+/* KUnit: runs in pci_p2pmem_publish() between its check and its store. */
+static void (*p2p_kunit_publish_hook)(struct pci_dev *pdev);
 #endif
 
 /*
@@ -621,6 +623,27 @@ EXPORT_SYMBOL_GPL(pci_p2pdma_distance_many);
 
 static const struct attribute_group p2pmem_group;
 
+/* Start of an unbind: nothing more is handed out or published. */
+static void p2p_close_start(struct pci_p2pdma *p2p)
+{
+	WRITE_ONCE(p2p->published, false);
+	WRITE_ONCE(p2p->closing, true);
+}
+
+/* Once no reader that saw closing == false is left (after a grace period). */
+static void p2p_close_finish(struct pci_dev *pdev, struct pci_p2pdma *p2p)
+{
+	/*
+	 * A pci_p2pmem_publish() that checked closing before it was set may
+	 * have stored true since: clear that again, for good.
+	 */
+	WRITE_ONCE(p2p->published, false);
+	if (p2p->sysfs_added) {
+		sysfs_remove_group(&pdev->dev.kobj, &p2pmem_group);
+		p2p->sysfs_added = false;
+	}
+}
+
 /*
  * First devres action of an unbind (registered after each range, so it
  * runs before any range is unmapped): stop handing out memory, and revoke
@@ -635,14 +658,13 @@ static void p2p_provider_close(void *data)
 
 	if (p2p->closing)
 		return;
-	WRITE_ONCE(p2p->published, false);
-	WRITE_ONCE(p2p->closing, true);
-	/* Allocators that saw closing == false have left their RCU section. */
+	p2p_close_start(p2p);
+	/*
+	 * Allocators and publishers that saw closing == false have left their
+	 * RCU section; later ones see it set.
+	 */
 	synchronize_rcu();
-	if (p2p->sysfs_added) {
-		sysfs_remove_group(&pdev->dev.kobj, &p2pmem_group);
-		p2p->sysfs_added = false;
-	}
+	p2p_close_finish(pdev, p2p);
 }
 
 /* Last devres action of a provider: nothing refers to its state now. */
@@ -873,10 +895,20 @@ void pci_p2pmem_publish(struct pci_dev *pdev, bool publish)
 {
 	struct pci_p2pdma *p2p;
 
+	/*
+	 * The check and the store are one RCU read section, which
+	 * p2p_provider_close() waits for before it clears published a last
+	 * time: a store that raced with the start of an unbind is undone.
+	 */
 	guard(rcu)();
 	p2p = rcu_dereference(pdev->p2pdma);
-	if (p2p && !READ_ONCE(p2p->closing))
-		WRITE_ONCE(p2p->published, publish);
+	if (!p2p || READ_ONCE(p2p->closing))
+		return;
+#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
+	if (p2p_kunit_publish_hook)
+		p2p_kunit_publish_hook(pdev);
+#endif
+	WRITE_ONCE(p2p->published, publish);
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_publish);
 
