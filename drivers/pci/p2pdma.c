@@ -34,6 +34,7 @@
 #include <linux/bitfield.h>
 #include <linux/debugfs.h>
 #include <linux/dma-map-ops.h>
+#include <linux/file.h>
 #include <linux/genalloc.h>
 #include <linux/kstrtox.h>
 #include <linux/memremap.h>
@@ -48,6 +49,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
+#include <linux/task_work.h>
 #include <linux/xarray.h>
 
 #include "pci.h"
@@ -1253,6 +1255,45 @@ static const struct vm_operations_struct p2pmem_vm_ops = {
 	.fault = p2pmem_fault,
 };
 
+/*
+ * kernfs revokes every mapping of "allocate" when the unbind removes the
+ * p2pmem group, but it finds them through the file's address_space, and
+ * mmap() links a new mapping there only after p2pmem_allocate_mmap() has
+ * returned and kernfs has let go of the file. An unbind can revoke in
+ * between, miss the new mapping and then wait forever for its pages. So
+ * each mmap() looks again on its way back to userspace, once the mapping
+ * is linked (or was torn down), and revokes it if the unbind has started.
+ */
+struct p2p_mmap_check {
+	struct callback_head work;
+	struct pci_dev *pdev;
+	struct file *file;
+	struct percpu_ref *ref;	/* holds off the unbind until the check */
+};
+
+static void p2p_mmap_check_fn(struct callback_head *work)
+{
+	struct p2p_mmap_check *mc = container_of(work, struct p2p_mmap_check,
+						 work);
+	struct pci_p2pdma *p2p;
+	bool closing;
+
+	/*
+	 * Seeing closing clear means this RCU section started before the end
+	 * of the grace period in p2p_provider_close(), so the mapping, linked
+	 * before it, is one that the revocation after that grace period finds.
+	 */
+	rcu_read_lock();
+	p2p = rcu_dereference(mc->pdev->p2pdma);
+	closing = !p2p || READ_ONCE(p2p->closing);
+	rcu_read_unlock();
+	if (closing)
+		unmap_mapping_range(file_inode(mc->file)->i_mapping, 0, 0, 1);
+	percpu_ref_put(mc->ref);
+	fput(mc->file);
+	kfree(mc);
+}
+
 static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
 				struct bin_attribute *attr,
 				struct vm_area_struct *vma)
@@ -1260,6 +1301,7 @@ static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
 	struct pci_dev *pdev = to_pci_dev(kobj_to_dev(kobj));
 	size_t len = vma->vm_end - vma->vm_start;
 	unsigned long npages = len >> PAGE_SHIFT, i;
+	struct p2p_mmap_check *mc;
 	void *kaddr;
 	int ret;
 
@@ -1278,11 +1320,29 @@ static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
 		return -EINVAL;
 	}
 
-	kaddr = p2p_alloc(pdev, len, npages);
+	mc = kmalloc(sizeof(*mc), GFP_KERNEL);
+	if (!mc)
+		return -ENOMEM;
+	/* One reference for each page, and one for the check. */
+	kaddr = p2p_alloc(pdev, len, npages + 1);
 	if (!kaddr) {
+		kfree(mc);
 		pci_info_ratelimited(pdev, "P2PDMA: %s: no %zu bytes of P2P memory free\n",
 				     current->comm, len);
 		return -ENOMEM;
+	}
+	mc->pdev = pdev;
+	mc->file = get_file(filp);
+	mc->ref = &virt_to_page(kaddr)->pgmap->ref;
+	init_task_work(&mc->work, p2p_mmap_check_fn);
+	if (task_work_add(current, &mc->work, TWA_RESUME)) {
+		/* Only an exiting task refuses: it maps nothing any more. */
+		fput(mc->file);
+		kfree(mc);
+		for (i = 0; i < npages; i++)
+			p2p_page_free(virt_to_page(kaddr + (i << PAGE_SHIFT)));
+		percpu_ref_put(&virt_to_page(kaddr)->pgmap->ref);
+		return -EINTR;
 	}
 
 	vma->vm_ops = &p2pmem_vm_ops;

@@ -11,6 +11,7 @@
  *   P2P_EXPECT_SRC  map type from the provider to the source:
  *   P2P_EXPECT_DST  "bus-address", "through-host-bridge" or "refused"
  *   P2P_UNBIND_CYCLES  cycles of the unbind stress test (default 100)
+ *   P2P_RACE_CYCLES    unbinds under concurrent mmap (default 5)
  * The unbind and concurrency tests have long timeouts: under a debug kernel
  * in an emulator one unbind/rebind cycle can take seconds. Every bind and
  * unbind is bounded (BIND_TIMEOUT_S), so a stuck one fails its test.
@@ -181,31 +182,41 @@ static void fill(unsigned char *p, size_t len, unsigned int seed)
 		p[i] = (unsigned char)((i * 131 + seed) ^ (i >> 9));
 }
 
-static sigjmp_buf fault_jmp;
+/* Per thread, so that several threads may touch() at once. */
+static __thread sigjmp_buf fault_jmp;
+static __thread int fault_armed;	/* with __atomic: the handler reads it */
 
-/* The signal number travels back as sigsetjmp()'s return value. */
+/*
+ * The signal number travels back as sigsetjmp()'s return value. A fault
+ * outside touch() gets the default action when the access is retried.
+ */
 static void on_fault(int sig)
 {
+	if (!__atomic_load_n(&fault_armed, __ATOMIC_SEQ_CST)) {
+		signal(sig, SIG_DFL);
+		return;
+	}
+	__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
 	siglongjmp(fault_jmp, sig);
 }
 
 /* Touch @p; return the signal it raised, or 0. */
 static int touch(unsigned char *p, bool write)
 {
-	struct sigaction sa = { .sa_handler = on_fault }, obus, osegv;
+	struct sigaction sa = { .sa_handler = on_fault };
 	int sig;
 
-	sigaction(SIGBUS, &sa, &obus);
-	sigaction(SIGSEGV, &sa, &osegv);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGSEGV, &sa, NULL);
 	sig = sigsetjmp(fault_jmp, 1);
 	if (!sig) {
+		__atomic_store_n(&fault_armed, 1, __ATOMIC_SEQ_CST);
 		if (write)
 			__atomic_store_n(p, 0x5a, __ATOMIC_RELAXED);
 		else
 			(void)__atomic_load_n(p, __ATOMIC_RELAXED);
+		__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
 	}
-	sigaction(SIGBUS, &obus, NULL);
-	sigaction(SIGSEGV, &osegv, NULL);
 	return sig;
 }
 
@@ -823,6 +834,136 @@ TEST_F_TIMEOUT(p2pmem, unbind_revokes_mapping_in_forked_child, 120)
 	munmap(p, MIB);
 	rebind_and_check(_metadata, self);
 	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+#define RACERS		3
+#define RACER_RING	4
+
+struct racer {
+	const char *path;
+	int stop, unbound;	/* read and written with __atomic */
+	long maps, refused, revoked;
+	int errors, last_errno;
+	unsigned char *ring[RACER_RING];
+	size_t len;
+};
+
+static void racer_error(struct racer *r, int err)
+{
+	r->errors++;
+	r->last_errno = err;
+}
+
+/*
+ * Map, touch, and keep the last RACER_RING mappings, unmapping the oldest
+ * only once a new one was made: a mapping that the unbind failed to revoke
+ * therefore stays mapped, and the unbind never finishes.
+ */
+static void *racer_fn(void *arg)
+{
+	struct racer *r = arg;
+	unsigned int next = 0;
+	unsigned char *p;
+	int fd, sig, i, done;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		fd = open(r->path, O_RDWR);
+		if (fd < 0) {
+			/* The file is gone, or going (kernfs: ENODEV). */
+			if (errno != ENOENT && errno != ENODEV)
+				racer_error(r, errno);
+			usleep(1000);
+			continue;
+		}
+		p = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (p == MAP_FAILED) {
+			/* ENODEV: the file is being removed; ENOMEM: closing. */
+			if (errno != ENODEV && errno != ENOMEM)
+				racer_error(r, errno);
+			r->refused++;
+			usleep(1000);
+			continue;
+		}
+		for (i = 0; i < 2; i++) {
+			/* Once the unbind finished, nothing is mapped any more. */
+			done = __atomic_load_n(&r->unbound, __ATOMIC_ACQUIRE);
+			sig = touch(p + i * (r->len - 1), true);
+			if (sig == SIGBUS)
+				r->revoked++;
+			else if (sig)
+				racer_error(r, -sig);
+			else if (done)
+				racer_error(r, -1);
+		}
+		if (r->ring[next])
+			munmap(r->ring[next], r->len);
+		r->ring[next] = p;
+		next = (next + 1) % RACER_RING;
+		r->maps++;
+	}
+	return NULL;
+}
+
+/*
+ * Threads map, touch and unmap allocate in a loop while the provider
+ * unbinds, several times over. Every unbind must finish (so no mapping
+ * escaped the revocation: it would hold its pages), every mapping left
+ * must give SIGBUS, and after the last rebind the pool is whole again.
+ */
+TEST_F_TIMEOUT(p2pmem, mmap_races_unbind, 280)
+{
+	int cycles = getenv("P2P_RACE_CYCLES") ? atoi(getenv("P2P_RACE_CYCLES")) : 5;
+	struct racer r[RACERS];
+	pthread_t t[RACERS];
+	long maps, revoked = 0;
+	int c, i, k, w;
+
+	close(self->fd);
+	self->fd = -1;
+	for (c = 0; c < cycles; c++) {
+		for (i = 0; i < RACERS; i++) {
+			r[i] = (struct racer){ .path = self->path,
+					       .len = (size_t)(i + 1) * 64 * 1024 };
+			ASSERT_EQ(0, pthread_create(&t[i], NULL, racer_fn, &r[i]));
+		}
+		/* The racers must be mapping when the unbind starts. */
+		for (w = 0; w < 1000; w++) {
+			for (maps = 0, i = 0; i < RACERS; i++)
+				maps += __atomic_load_n(&r[i].maps, __ATOMIC_RELAXED);
+			if (maps >= 20 * RACERS)
+				break;
+			usleep(10000);
+		}
+		EXPECT_LE(20 * RACERS, maps) TH_LOG("cycle %d: only %ld mappings", c, maps);
+		usleep(c * 7000 % 50000);
+		k = set_bound(self->mem.bdf, false);
+		for (i = 0; i < RACERS; i++)
+			__atomic_store_n(&r[i].unbound, !k, __ATOMIC_RELEASE);
+		usleep(200000);
+		for (i = 0; i < RACERS; i++) {
+			__atomic_store_n(&r[i].stop, 1, __ATOMIC_RELAXED);
+			pthread_join(t[i], NULL);
+		}
+		ASSERT_EQ(0, k) TH_LOG("cycle %d: unbind did not finish", c);
+		for (i = 0; i < RACERS; i++) {
+			EXPECT_EQ(0, r[i].errors)
+				TH_LOG("cycle %d racer %d: last error %d", c, i, r[i].last_errno);
+			for (w = 0; w < RACER_RING; w++) {
+				if (!r[i].ring[w])
+					continue;
+				EXPECT_EQ(SIGBUS, touch(r[i].ring[w], false));
+				munmap(r[i].ring[w], r[i].len);
+			}
+			revoked += r[i].revoked;
+		}
+		ASSERT_EQ(0, set_bound(self->mem.bdf, true));
+		ASSERT_EQ(0, wait_p2pmem(self->mem.bdf));
+		EXPECT_EQ(self->avail, available(self->mem.bdf)) TH_LOG("cycle %d", c);
+	}
+	TH_LOG("%ld accesses hit a revoked mapping", revoked);
+	EXPECT_EQ(self->size, read_ull(P2PMEM "size", self->mem.bdf));
+	EXPECT_EQ(1, read_ull(P2PMEM "published", self->mem.bdf));
 }
 
 struct reader {
