@@ -10,6 +10,9 @@
  * objects on pci_bus_type (so lookups by name and for_each_pci_dev() find
  * them) that no driver binds to. fake_pci_destroy() removes and frees it
  * all. Only one fake hierarchy exists at a time.
+ *
+ * It uses only the PCI core, so that a suite compiled on its own (the
+ * black-box suite, p2pdma-blackbox.c) can include it as well.
  */
 #ifndef _P2PDMA_KUNIT_FAKE_PCI_H
 #define _P2PDMA_KUNIT_FAKE_PCI_H
@@ -135,6 +138,8 @@ static int fake_pci_write(struct pci_bus *bus, unsigned int devfn, int where,
 		val &= ~(fn->bar0_size - 1) & PCI_BASE_ADDRESS_MEM_MASK;
 		if (!fn->bar0_size)
 			val = 0;
+		/* The memory type and prefetch bits are read-only. */
+		val |= fn->cfg[where] & ~PCI_BASE_ADDRESS_MEM_MASK;
 		put_unaligned_le32(val, &fn->cfg[where]);
 		return PCIBIOS_SUCCESSFUL;
 	}
@@ -285,8 +290,8 @@ static struct fake_fn *fake_root_port(struct fake_host *h)
 }
 
 /* A root port with the vendor and device ID of a real one. */
-static struct fake_fn *fake_root_port_id(struct fake_host *h, u16 vendor,
-					 u16 device)
+static __maybe_unused struct fake_fn *
+fake_root_port_id(struct fake_host *h, u16 vendor, u16 device)
 {
 	return fake_fn_add(h, NULL, fake_next_devfn(h, NULL), true,
 			   PCI_EXP_TYPE_ROOT_PORT, vendor, device,
@@ -374,7 +379,7 @@ static void fake_set_acs_ctrl(struct fake_fn *fn, u16 ctrl)
  * the VF with pci_iov_add_virtfn(); @pf must be the only function of its
  * device so that the bus scan does not find the VF as function 1.
  */
-static struct fake_fn *fake_add_sriov(struct fake_fn *pf)
+static __maybe_unused struct fake_fn *fake_add_sriov(struct fake_fn *pf)
 {
 	struct fake_fn *vf;
 	u16 pos;
