@@ -43,8 +43,16 @@ for f in $overlay; do
 	fi
 done
 
-# The KUnit suites, which p2pdma.c includes under PCI_P2PDMA_KUNIT_TEST.
+# The KUnit suites, which p2pdma.c includes under PCI_P2PDMA_KUNIT_TEST,
+# and the black-box suite, an object of its own (kunit/Makefile). The
+# Makefile is replaced, not edited: scripts/test-upstream.sh shares it
+# through hard links.
 ln -sfn "$top/kunit" "$tree/drivers/pci/p2pdma-kunit"
+mk=$tree/drivers/pci/Makefile
+if ! grep -q 'p2pdma-kunit/' "$mk"; then
+	{ cat "$mk"; echo "obj-\$(CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST)	+= p2pdma-kunit/"; } > "$mk.new"
+	mv "$mk.new" "$mk"
+fi
 
 # Replace the tree's PCI_P2PDMA Kconfig entry by a 'source' of ours.
 kc=$tree/drivers/pci/Kconfig
