@@ -7,6 +7,7 @@
 #   make run   [TOPO=switch]   release kernel: the P2P copy demo
 #   make test                  debug kernel: every suite, TAP, N passed/N failed
 #   make bench [BENCH_REPS=5]  our P2PDMA against the tree's own: table, CSV, PNG
+#   make test-upstream         the black-box KUnit suite on ours and on the tree's own
 #   make kernel-release | kernel-debug | selftests | deps | clean
 #
 # TOPO selects a file in qemu/topologies/ (switch, hostbridge, hostbridge-amd).
@@ -14,7 +15,8 @@
 TOPO ?= switch
 TIMEOUT ?= 600
 
-.PHONY: all run test deps kernel-release kernel-debug tools selftests clean check patch bench
+.PHONY: all run test deps kernel-release kernel-debug tools selftests clean check patch bench \
+	test-upstream
 
 all: kernel-release
 
@@ -44,6 +46,10 @@ test: kernel-debug tools selftests
 bench: tools
 	@scripts/bench.sh
 
+# Not part of 'make test' or CI: two KUnit kernels, one table.
+test-upstream: deps
+	@scripts/test-upstream.sh
+
 check: deps
 	@scripts/check.sh
 
@@ -52,4 +58,5 @@ patch: deps
 
 clean:
 	rm -rf build/out-* build/runs build/bin build/accel build/last-run build/run-*.out build/selftests \
-		build/patch-* build/patches build/sphinx-check build/linux-intree build/bench
+		build/patch-* build/patches build/sphinx-check build/linux-intree build/bench \
+		build/linux-upstream build/kunit-bb-ours build/kunit-bb-upstream build/test-upstream
