@@ -48,6 +48,7 @@ fi
 rm -rf "$stages"
 mkdir -p "$stages"
 gitb show base:drivers/pci/Kconfig >"$stages/Kconfig.pristine"
+gitb show base:drivers/pci/Makefile >"$stages/Makefile.pristine"
 python3 "$top/scripts/patch-stages.py" "$top" "$stages/Kconfig.pristine" "$stages"
 
 # Subject and body of each patch, by stage name.
@@ -130,6 +131,10 @@ message() {
 		hierarchies in memory, served by a fake pci_ops, and check the
 		routing decisions, distances, the route cache, provider choice,
 		the allocator and the configfs parsing without touching hardware.
+
+		Add a black-box suite (CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST), an
+		object of its own that uses only the exported API, so that it
+		runs unchanged against any implementation of it.
 		EOF
 		;;
 	docs) cat <<-'EOF'

@@ -9,6 +9,8 @@
 # build.
 #
 # Usage: patch-stages.py TOP PRISTINE_PCI_KCONFIG OUTDIR
+# With kunit/Makefile, the pristine drivers/pci/Makefile must sit next to
+# PRISTINE_PCI_KCONFIG as Makefile.pristine.
 # Writes OUTDIR/<n>/<path in the kernel tree> for every file a stage
 # changes, and OUTDIR/<n>/.name with the stage name.
 
@@ -210,8 +212,17 @@ if kconfig_tests != kconfig_core:
 kunit_dir = os.path.join(top, 'kunit')
 if os.path.isdir(kunit_dir):
     for name in sorted(os.listdir(kunit_dir)):
-        if name.endswith(('.c', '.h')):
+        if name.endswith(('.c', '.h')) or name == 'Makefile':
             tests['drivers/pci/p2pdma-kunit/' + name] = read('kunit/' + name)
+# The black-box suite is an object of its own (kunit/Makefile): make
+# drivers/pci/Makefile descend into its directory, as prepare-tree.sh does.
+if 'drivers/pci/p2pdma-kunit/Makefile' in tests:
+    pristine_makefile = os.path.join(os.path.dirname(pristine_kconfig),
+                                     'Makefile.pristine')
+    with open(pristine_makefile) as f:
+        tests['drivers/pci/Makefile'] = (
+            f.read() +
+            'obj-$(CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST)\t+= p2pdma-kunit/\n')
 if tests:
     stages.append(('tests', tests))
 
