@@ -86,10 +86,13 @@ message() {
 		host bridges, is optional for a root complex (PCIe r6.0 sec 1.3.1),
 		so a device cannot say whether it works. Allow such a route, with
 		an ordinary DMA mapping (PCI_P2PDMA_MAP_THRU_HOST_BRIDGE), where
-		the CPU is an AMD Zen (family 17h) or later, or where the host
-		bridge at devfn 0 of the root bus is one of a list of Intel Xeon
-		host bridges; some of those forward only between their own root
-		ports.
+		the CPU is an AMD Zen (family 17h) or later, or where the function
+		that identifies the root complex (the first device of the root
+		bus, if it is at 00.0 or is a root port) has one of a list of
+		Intel Xeon device IDs; some of those forward only between their
+		own root ports. A PCI bus notifier records each host bridge's
+		verdict in process context, so that working out a route, which
+		dma_map_sg() may do in atomic context, only looks it up.
 
 		A route through the root complex costs 1024 per host bridge on top
 		of its link count, so a provider below a common switch is always

@@ -81,7 +81,7 @@ c.cut_from_to(BANNER + '/* debugfs: /sys/kernel/debug/p2pdma/routes', debugfs_en
 c.replace('#include <linux/debugfs.h>\n')
 c.replace('#include <linux/seq_file.h>\n')
 # The map type names only serve debugfs.
-c.cut_from_to('static const char * __maybe_unused p2p_map_type_name(',
+c.cut_from_to('static __maybe_unused const char *p2p_map_type_name(',
               '/* Describe a refused route in @buf;')
 c_no_debugfs = c.text.rstrip('\n') + '\n'
 
@@ -126,8 +126,8 @@ c_no_sysfs = c.text
 # Without the host bridge policy: only routes below a common upstream
 # bridge, everything through the root complex is refused.
 c = Carve(c_no_sysfs, 'p2pdma.c (host bridges)')
-c.cut_from_to('/*\n * Intel host bridges (device IDs) known to forward peer-to-peer requests',
-              '/* Does @bridge redirect or block peer requests')
+c.cut_from_to('/*\n * Intel root complexes known to forward peer-to-peer requests between',
+              '/*\n * Does @pdev redirect or block peer requests')
 c.cut_from_to('/*\n * Extra distance for each host bridge a route goes through',
               BANNER + '/* Route:')
 c.replace('\tP2P_HOST_BRIDGES_DIFFER,\t/* host bridge routes P2P only within itself */\n')
@@ -135,11 +135,13 @@ c.replace('\tcase P2P_HOST_BRIDGES_DIFFER:\n'
           '\t\tscnprintf(buf + n, len - n, "host bridge %s routes P2P only within itself",\n'
           '\t\t\t  dev_name(&r.host_bridge->dev));\n'
           '\t\tbreak;\n')
-c.replace(' * upstream bridge and down to the client. A route through the root complex\n'
-          ' * climbs all the way from both ends (one more link each, into the host\n'
-          ' * bridge) and adds P2P_HOST_BRIDGE_COST for each host bridge it uses.\n',
-          ' * upstream bridge and down to the client. A route through the root complex\n'
-          ' * is refused: no host bridge is known to forward peer-to-peer requests.\n')
+c.replace(' * without using any link, whatever its ACS settings. A route through the\n'
+          ' * root complex climbs all the way from both ends (one more link each, into\n'
+          ' * the host bridge) and adds P2P_HOST_BRIDGE_COST for each host bridge it\n'
+          ' * uses.\n',
+          ' * without using any link, whatever its ACS settings. A route through the\n'
+          ' * root complex is refused: no host bridge is known to forward peer-to-peer\n'
+          ' * requests.\n')
 c.replace('\tstruct pci_host_bridge *hb_p, *hb_c;\n')
 c.replace('\thb_p = pci_find_host_bridge(provider->bus);\n'
           '\thb_c = pci_find_host_bridge(client->bus);\n'
