@@ -49,7 +49,7 @@ fail:
 enum cf_name { CF_NONE, CF_PROV, CF_PLAIN, CF_PROV_UPPER, CF_UNPUB };
 
 /* What *p2p_dev must hold afterwards. */
-enum cf_dev { CF_UNTOUCHED, CF_NULL, CF_PROVIDER };
+enum cf_dev { CF_UNTOUCHED, CF_PROVIDER };
 
 struct store_case {
 	const char *desc;
@@ -57,19 +57,21 @@ struct store_case {
 	size_t len;		/* bytes of @fmt when it holds a NUL; else 0 */
 	enum cf_name name;
 	int ret;
-	bool use;		/* meaningful when ret == 0 */
+	bool use;		/* meaningful when ret == 0; else untouched */
 	enum cf_dev dev;
 };
 
-#define YES(d, s)	{ d, s, 0, CF_NONE, 0, true, CF_NULL }
-#define NO(d, s)	{ d, s, 0, CF_NONE, 0, false, CF_NULL }
+#define YES(d, s)	{ d, s, 0, CF_NONE, 0, true, CF_UNTOUCHED }
+#define NO(d, s)	{ d, s, 0, CF_NONE, 0, false, CF_UNTOUCHED }
 #define BAD(d, s, e)	{ d, s, 0, CF_NONE, e, false, CF_UNTOUCHED }
 
 /*
- * The input is first looked up as a PCI device name (a trailing newline
+ * The input is first looked up as a PCI device name (one trailing newline
  * is ignored, as by sysfs_streq()); anything else goes to kstrtobool(),
- * which decides on the first one or two characters alone. What fails
- * both is -ENODEV.
+ * which decides on the first one or two characters alone, except that a
+ * leading digit must be followed by a control character (as Linux 6.12
+ * does, seen with make test-upstream). What fails is -ENODEV. A boolean
+ * leaves *p2p_dev as it was.
  */
 static const struct store_case store_cases[] = {
 	YES("1", "1"), NO("0", "0"),
@@ -86,10 +88,25 @@ static const struct store_case store_cases[] = {
 	/* Only the first characters count. */
 	YES("yess", "yess"), YES("yes-please", "yes please"),
 	YES("long-true", "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy"),
-	YES("1000", "1000"), NO("0x1", "0x1"), YES("tomorrow", "tomorrow"),
-	NO("false-start-device", "0000:00:00.0-abcdefghijklmnopqrs"),
-	NO("no-such-domain-f", "ffff:00:00.0\n"),
-	{ "nul-inside", "on\0garbage", 10, CF_NONE, 0, true, CF_NULL },
+	YES("tomorrow", "tomorrow"), NO("nope", "nope"),
+	/* A letter first: a boolean, even if it looks like an address. */
+	NO("no-such-domain-f", "ffff:00:00.0\n"), NO("face", "face"),
+	/* A digit: only if a control character follows. */
+	YES("1-tab", "1\t"), YES("1-cr", "1\r"), YES("1-crlf", "1\r\n"),
+	YES("1-soh", "1\x01"), YES("1-del", "1\x7f"), NO("0-us", "0\x1f"),
+	YES("1-newline-0", "1\n0"), NO("0-newline-1", "0\n1"),
+	YES("1-newlines", "1\n\n"),
+	BAD("10", "10", -ENODEV), BAD("01", "01", -ENODEV),
+	BAD("00", "00", -ENODEV), BAD("11", "11", -ENODEV),
+	BAD("1-space", "1 ", -ENODEV), BAD("1-colon", "1:", -ENODEV),
+	BAD("0-dot", "0.", -ENODEV), BAD("1-high-byte", "1\x81", -ENODEV),
+	BAD("1000", "1000", -ENODEV), BAD("0x1", "0x1", -ENODEV),
+	BAD("no-such-device-0", "0000:ff:1f.7", -ENODEV),
+	BAD("no-such-device-9", "9999:ff:1f.7", -ENODEV),
+	BAD("short-address", "00:00.0", -ENODEV),
+	BAD("device-then-garbage", "0000:00:00.0-abcdefghijklmnopqrs",
+	    -ENODEV),
+	{ "nul-inside", "on\0garbage", 10, CF_NONE, 0, true, CF_UNTOUCHED },
 	{ "provider", "%s", 0, CF_PROV, 0, true, CF_PROVIDER },
 	{ "provider-newline", "%s\n", 0, CF_PROV, 0, true, CF_PROVIDER },
 	{ "provider-spaces", " \t%s\t\n", 0, CF_PROV, -ENODEV, false,
@@ -166,14 +183,9 @@ static void store_test(struct kunit *test)
 		dev = sentinel;
 		ret = pci_p2pdma_enable_store(in, &dev, &use);
 		KUNIT_EXPECT_EQ(test, ret, c->ret);
-		if (c->dev == CF_UNTOUCHED) {
-			KUNIT_EXPECT_PTR_EQ(test, dev, sentinel);
-			KUNIT_EXPECT_EQ(test, use, init);
-		} else {
-			KUNIT_EXPECT_EQ(test, use, c->use);
-			KUNIT_EXPECT_PTR_EQ(test, dev, c->dev == CF_PROVIDER ?
-					    cf_prov->pdev : NULL);
-		}
+		KUNIT_EXPECT_EQ(test, use, c->ret ? init : c->use);
+		KUNIT_EXPECT_PTR_EQ(test, dev, c->dev == CF_PROVIDER ?
+				    cf_prov->pdev : sentinel);
 		if (c->dev == CF_PROVIDER && dev == cf_prov->pdev) {
 			KUNIT_EXPECT_EQ(test, cf_refs(cf_prov), prov_refs + 1);
 			pci_dev_put(dev);
@@ -202,6 +214,7 @@ static void show_test(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, page, "0\n");
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_enable_show(page, NULL, true), 2);
 	KUNIT_EXPECT_STREQ(test, page, "1\n");
+	dev = NULL;
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_enable_store(page, &dev, &use), 0);
 	KUNIT_EXPECT_TRUE(test, use);
 	KUNIT_EXPECT_NULL(test, dev);
@@ -228,14 +241,17 @@ static void store_logs_test(struct kunit *test)
 	pci_p2pdma_enable_store("", &dev, &use);
 	pci_p2pdma_enable_store("bogus", &dev, &use);
 	pci_p2pdma_enable_store("7e57:1f:00.0", &dev, &use);
+	pci_p2pdma_enable_store("10\n", &dev, &use);
 	pci_p2pdma_enable_store(pci_name(cf_plain->pdev), &dev, &use);
 	pci_p2pdma_enable_store(pci_name(cf_unpub->pdev), &dev, &use);
 	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "p2pmem: ", NULL,
-					       NULL), 5);
+					       NULL), 6);
 	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "p2pmem: ",
 					       "'bogus'", NULL), 1);
 	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "p2pmem: ",
 					       "7e57:1f:00.0", NULL), 1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "p2pmem: ",
+					       "'10'", "stand alone"), 1);
 	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "no published",
 					       pci_name(cf_plain->pdev), NULL),
 			1);

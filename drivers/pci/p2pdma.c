@@ -32,6 +32,7 @@
 #define pr_fmt(fmt) "pci-p2pdma: " fmt
 
 #include <linux/bitfield.h>
+#include <linux/ctype.h>
 #include <linux/debugfs.h>
 #include <linux/dma-map-ops.h>
 #include <linux/file.h>
@@ -1400,26 +1401,40 @@ static const struct attribute_group p2pmem_group = {
 
 /**
  * pci_p2pdma_enable_store() - parse a configfs "use P2P memory" setting
- * @page: the text written: the name of a PCI device that published P2P
- *	memory ("0000:01:00.0", a trailing newline is ignored), or else a
- *	boolean as kstrtobool() reads it (only the first character counts,
- *	or the first two for "on"/"off": "1", "y", "t" or "on" in either case
- *	are true, "0", "n", "f" or "off" false)
- * @p2p_dev: set to the named device (with a reference the caller must drop
- *	with pci_dev_put()) or to NULL for a boolean
- * @use_p2pdma: set to whether P2P memory is to be used
+ * @page: the text written, NUL-terminated (configfs passes the user's write
+ *	as is, usually with a trailing newline). First it is looked up as
+ *	the name of a PCI device that published P2P memory ("0000:01:00.0";
+ *	one trailing newline is ignored, nothing else is). Otherwise it is
+ *	read as a boolean by the rules of kstrtobool(), which looks only at
+ *	the first byte, or the first two for "on"/"of": "1", "y", "Y", "t",
+ *	"T", "on" in any case are true; "0", "n", "N", "f", "F", "of(f)" in
+ *	any case are false; whatever follows is ignored ("yess", "nope",
+ *	"f00", and a string of any length). The exception is a leading
+ *	digit: "0" or "1" counts only if the next byte is a control
+ *	character (the end of the string, "\n", "\t", "\r", ...), so "10",
+ *	"01", "1 " and "0000:ff:1f.7" (no such device) are refused.
+ * @p2p_dev: set to the named device, with a reference the caller drops
+ *	with pci_dev_put(); left as it is for a boolean or on error
+ * @use_p2pdma: set to whether P2P memory is to be used (true for a device
+ *	name); left as it is on error
  *
- * The device name is tried first, so a name is never read as a boolean.
- * A boolean true means "any suitable provider" (the caller then uses
- * pci_p2pmem_find()). Nothing is written to @p2p_dev or @use_p2pdma on
- * error.
+ * The device name is tried first, so a device name is never read as a
+ * boolean. A boolean true means "any suitable provider" (the caller then
+ * uses pci_p2pmem_find()); the caller initialises @p2p_dev to NULL to get
+ * NULL in that case.
  *
  * Context: process context; may sleep.
  *
- * Return: 0 on success; -ENODEV if @page names a PCI device that has not
- * published P2P memory (none registered, or not published with
- * pci_p2pmem_publish()), or is neither a PCI device name nor a boolean
- * (including an empty string). Each failure logs one line saying why.
+ * Return: 0 on success, or -ENODEV, logging one line that says why, when
+ * @page:
+ *
+ * * names a PCI device that has not published P2P memory (none
+ *   registered, or not published with pci_p2pmem_publish()), or
+ * * starts with a digit followed by a byte that is not a control
+ *   character (a longer number, or the name of a PCI device that does not
+ *   exist), or
+ * * is neither a PCI device name nor a boolean (including an empty string,
+ *   a lone newline, and leading blanks).
  */
 int pci_p2pdma_enable_store(const char *page, struct pci_dev **p2p_dev,
 			    bool *use_p2pdma)
@@ -1443,12 +1458,22 @@ int pci_p2pdma_enable_store(const char *page, struct pci_dev **p2p_dev,
 		return 0;
 	}
 
+	/*
+	 * kstrtobool() would read "10", "1 " or "0000:ff:1f.7" (a device that
+	 * does not exist) by their first byte. A digit must stand alone: the
+	 * next byte (readable, @page is NUL-terminated) must be a control
+	 * character such as the NUL or a newline.
+	 */
+	if (isdigit(page[0]) && !iscntrl(page[1])) {
+		pr_err("p2pmem: '%.*s' is no PCI device, and a 0 or 1 must stand alone\n",
+		       shown, page);
+		return -ENODEV;
+	}
 	if (kstrtobool(page, &val)) {
 		pr_err("p2pmem: '%.*s' is neither a PCI device nor a boolean\n",
 		       shown, page);
 		return -ENODEV;
 	}
-	*p2p_dev = NULL;
 	*use_p2pdma = val;
 	return 0;
 }

@@ -5,7 +5,8 @@
 # with pci_p2pdma_enable_store(): each accepted value reads back exactly,
 # each refusal has its exact errno (Linux 6.12: a device without published
 # P2P memory, an unknown device, garbage and an empty string are all
-# ENODEV; booleans follow kstrtobool()). Then the namespace enables with the
+# ENODEV; booleans follow kstrtobool(), except that a 0 or 1 must stand
+# alone, so "10" is ENODEV too). Then the namespace enables with the
 # provider's P2P memory, which nvmet checks with pci_p2pdma_distance().
 #
 # Last, a loop target serves verified I/O to an `nvme connect` over the
@@ -67,6 +68,7 @@ store p2pmem_provider_name "$bdf" 0 "$bdf"
 store p2pmem_device_without_p2pmem_enodev "$nop2p" "No such device" "$bdf"
 store p2pmem_unknown_device_enodev 9999:ff:1f.7 "No such device" "$bdf"
 store p2pmem_garbage_enodev banana "No such device" "$bdf"
+store p2pmem_longer_number_enodev 10 "No such device" "$bdf"
 store p2pmem_empty_enodev "" "No such device" "$bdf"
 
 # Enable the namespace with the provider's P2P memory and serve I/O.
