@@ -540,37 +540,127 @@ static void bb_enable_store(struct kunit *test)
 	bb_expect_store(test, "7e57:ff:1f.7", -ENODEV, false, NULL);
 }
 
-/*
- * Strings the contract does not settle: a "0" or "1" followed by more
- * characters (a PCI address of no device starts with "0"), and what an
- * error leaves in *p2p_dev. Logged, not checked.
- */
-static void bb_enable_store_edges(struct kunit *test)
-{
-	static const char * const pages[] = {
-		"0000:ff:1f.7", "10", "1 ", "01", "nope", "of",
-	};
-	struct pci_dev *p2p_dev;
-	bool use_p2pdma;
-	int i, ret;
+/* What pci_p2pdma_enable_store() does with one input that names no device. */
+struct bb_store {
+	const char *page;
+	int ret;
+	bool use;		/* when ret == 0 */
+};
 
-	for (i = 0; i < ARRAY_SIZE(pages); i++) {
-		p2p_dev = NULL;
-		use_p2pdma = false;
-		ret = pci_p2pdma_enable_store(pages[i], &p2p_dev, &use_p2pdma);
-		kunit_info(test, "observed: store \"%s\": %d, use %d\n",
-			   pages[i], ret, use_p2pdma);
-		if (!ret)
+#define BB_TRUE(s)	{ s, 0, true }
+#define BB_FALSE(s)	{ s, 0, false }
+#define BB_REFUSED(s)	{ s, -ENODEV, false }
+
+/*
+ * Inputs that name no device, as Linux 6.12 parses them (found with make
+ * test-upstream): kstrtobool() on the first byte, or two for "on"/"of",
+ * except that a leading digit counts only when a control character
+ * follows it; everything else is -ENODEV.
+ */
+static const struct bb_store bb_stores[] = {
+	BB_TRUE("1"), BB_TRUE("1\n"), BB_TRUE("1\t"), BB_TRUE("1\r"),
+	BB_TRUE("1\r\n"), BB_TRUE("1\x01"), BB_TRUE("1\x7f"),
+	BB_TRUE("1\n0"), BB_TRUE("1\n\n"),
+	BB_TRUE("y"), BB_TRUE("Y"), BB_TRUE("yes"), BB_TRUE("yes\n"),
+	BB_TRUE("yess"), BB_TRUE("y:"), BB_TRUE("y\t"), BB_TRUE("t"),
+	BB_TRUE("true"), BB_TRUE("t1"), BB_TRUE("on"), BB_TRUE("oN"),
+	BB_TRUE("on1"),
+	BB_FALSE("0"), BB_FALSE("0\n"), BB_FALSE("0\x1f"), BB_FALSE("0\n1"),
+	BB_FALSE("n"), BB_FALSE("no"), BB_FALSE("nope"), BB_FALSE("n0"),
+	BB_FALSE("f"), BB_FALSE("false"), BB_FALSE("f0"), BB_FALSE("ff"),
+	BB_FALSE("fa"), BB_FALSE("face"), BB_FALSE("off"), BB_FALSE("of"),
+	BB_FALSE("OFF"), BB_FALSE("off1"), BB_FALSE("ofx"),
+	BB_FALSE("ffff:ff:1f.7"),
+	BB_REFUSED("00"), BB_REFUSED("01"), BB_REFUSED("10"),
+	BB_REFUSED("11"), BB_REFUSED("1 "), BB_REFUSED(" 1"),
+	BB_REFUSED("2"), BB_REFUSED("9"), BB_REFUSED("0x1"),
+	BB_REFUSED("0."), BB_REFUSED("1:"), BB_REFUSED("1\x81"),
+	BB_REFUSED("o"), BB_REFUSED("o1"), BB_REFUSED("x"), BB_REFUSED("a"),
+	BB_REFUSED(""), BB_REFUSED("\n"), BB_REFUSED("banana"),
+	BB_REFUSED("\x81"), BB_REFUSED("0000:ff:1f.7"),
+	BB_REFUSED("9999:ff:1f.7"), BB_REFUSED("00:00.0"),
+};
+
+/*
+ * Store @page once with *use_p2pdma false and once with it true, *p2p_dev
+ * at a sentinel: expect @ret, and on success @use with *p2p_dev @want
+ * (the sentinel: untouched); on error both outputs untouched.
+ */
+static void bb_expect_rule(struct kunit *test, const char *page, int ret,
+			   bool use, struct pci_dev *want)
+{
+	struct pci_dev *sentinel = ERR_PTR(-EFAULT), *p2p_dev;
+	bool use_p2pdma;
+	int i, got;
+
+	for (i = 0; i < 2; i++) {
+		p2p_dev = sentinel;
+		use_p2pdma = i;
+		got = pci_p2pdma_enable_store(page, &p2p_dev, &use_p2pdma);
+		KUNIT_EXPECT_EQ_MSG(test, got, ret, "store \"%.16s\"", page);
+		KUNIT_EXPECT_EQ_MSG(test, use_p2pdma, ret ? (bool)i : use,
+				    "store \"%.16s\", use %d before", page, i);
+		KUNIT_EXPECT_PTR_EQ_MSG(test, p2p_dev, ret ? sentinel : want,
+					"store \"%.16s\"", page);
+		if (!got && !IS_ERR_OR_NULL(p2p_dev))
 			pci_dev_put(p2p_dev);
 	}
+}
+
+/* Which strings are booleans, and what a device name may carry. */
+static void bb_enable_store_rule(struct kunit *test)
+{
+	static const char * const bad_names[] = {
+		"%s ", "%s\t", "%s\n\n", " %s", "%s\r\n",
+	};
+	struct pci_dev *sentinel = ERR_PTR(-EFAULT);
+	char name[32], *page;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(bb_stores); i++)
+		bb_expect_rule(test, bb_stores[i].page, bb_stores[i].ret,
+			       bb_stores[i].use, sentinel);
+
+	/* Any length: the first byte decides. */
+	page = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	memset(page, 'y', 300);
+	bb_expect_rule(test, page, 0, true, sentinel);
+	memset(page, '1', 300);
+	bb_expect_rule(test, page, -ENODEV, false, sentinel);
+
+	/* A published provider's name, with one trailing newline at most. */
+	bb_provide(test, A, true);
+	bb_expect_rule(test, pci_name(bb_dev(A)), 0, true, bb_dev(A));
+	snprintf(name, sizeof(name), "%s\n", pci_name(bb_dev(A)));
+	bb_expect_rule(test, name, 0, true, bb_dev(A));
+	for (i = 0; i < ARRAY_SIZE(bad_names); i++) {
+		snprintf(name, sizeof(name), bad_names[i], pci_name(bb_dev(A)));
+		bb_expect_rule(test, name, -ENODEV, false, sentinel);
+	}
+}
+
+/*
+ * A device without published memory: -ENODEV. What the error leaves in
+ * *p2p_dev and *use_p2pdma differs on purpose (see the guide), so it is
+ * logged, not checked.
+ */
+static void bb_enable_store_unpublished(struct kunit *test)
+{
+	struct pci_dev *p2p_dev = NULL;
+	bool use_p2pdma = false;
+	int ret;
 
 	bb_provide(test, C, false);
-	p2p_dev = NULL;
 	ret = pci_p2pdma_enable_store(pci_name(bb_dev(C)), &p2p_dev,
 				      &use_p2pdma);
 	KUNIT_EXPECT_EQ(test, ret, -ENODEV);
-	kunit_info(test, "observed: a device without published memory: p2p_dev %s after the error\n",
-		   p2p_dev ? "set" : "NULL");
+	kunit_info(test, "observed: a device without published memory: p2p_dev %s, use %d after the error\n",
+		   p2p_dev ? "set" : "NULL", use_p2pdma);
+	/* A PCI device that has no P2P memory, or no device at all. */
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_enable_store("0000:00:00.0",
+						      &p2p_dev, &use_p2pdma),
+			-ENODEV);
 }
 
 static void bb_enable_show(struct kunit *test)
@@ -725,7 +815,8 @@ static struct kunit_case bb_cases[] = {
 	KUNIT_CASE(bb_find_unpublished_ignored),
 	KUNIT_CASE(bb_find_none),
 	KUNIT_CASE(bb_enable_store),
-	KUNIT_CASE(bb_enable_store_edges),
+	KUNIT_CASE(bb_enable_store_rule),
+	KUNIT_CASE(bb_enable_store_unpublished),
 	KUNIT_CASE(bb_enable_show),
 	KUNIT_CASE(bb_map_segment_bus_addr),
 	KUNIT_CASE(bb_map_segment_first_use),
