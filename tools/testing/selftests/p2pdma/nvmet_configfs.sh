@@ -31,7 +31,7 @@ if [ -z "${blk:-}" ] || [ ! -d $cfs ] || ! command -v nvme >/dev/null; then
 	ktap_skip_all "needs nvmet configfs, nvme-cli and an NVMe with a CMB (P2P_MEM)"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 13
+ktap_set_plan 15
 
 # A PCI device with no P2P memory: the host bridge always qualifies.
 nop2p=0000:00:00.0
@@ -61,9 +61,11 @@ store p2pmem_0_disables 0 0 0
 store p2pmem_1_any_provider 1 0 1
 store p2pmem_yes_word yes 0 1
 store p2pmem_off_word off 0 0
-# Not a device, so kstrtobool() decides, and it reads only the first
-# character: a name starting with '0' is "false", as in 6.12.
-store p2pmem_unknown_name_starting_with_0_is_false 0000:ff:1f.7 0 0
+# Not a device, and a leading 0 or 1 counts as a boolean only when it stands
+# alone (6.12, found by make test-upstream): refused, the setting stays 0.
+store p2pmem_unknown_device_leading_0_enodev 0000:ff:1f.7 "No such device" 0
+# A letter first is kstrtobool()'s to read: "f..." is false.
+store p2pmem_name_with_letter_first_is_false ffff:ff:1f.7 0 0
 store p2pmem_provider_name "$bdf" 0 "$bdf"
 store p2pmem_device_without_p2pmem_enodev "$nop2p" "No such device" "$bdf"
 store p2pmem_unknown_device_enodev 9999:ff:1f.7 "No such device" "$bdf"
