@@ -25,13 +25,17 @@ ktap_set_plan 5
 # start-up instead of four, which under a debug kernel in an emulator costs
 # more than the I/O. Terse output: one line per job, field 3 its name and
 # field 5 its error (0 when the write and the crc32c verify passed).
-jobs=(libaio_4k:libaio:4k libaio_64k:libaio:64k libaio_1m:libaio:1m io_uring_128k:io_uring:128k)
+# Each job moves 64 blocks of its size at most (a debug kernel in an
+# emulator takes milliseconds per I/O): enough to wrap the 4-deep queue
+# many times and to verify every block.
+jobs=(libaio_4k:libaio:4k:256k libaio_64k:libaio:64k:2M libaio_1m:libaio:1m:4M
+      io_uring_128k:io_uring:128k:2M)
 args=()
 for j in "${jobs[@]}"; do
-	IFS=: read -r name engine bs <<< "$j"
-	args+=(--name="$name" --ioengine="$engine" --bs="$bs" --stonewall)
+	IFS=: read -r name engine bs size <<< "$j"
+	args+=(--name="$name" --ioengine="$engine" --bs="$bs" --size="$size" --stonewall)
 done
-out=$(fio --filename="$blk" --direct=1 --iodepth=4 --rw=randwrite --size=2M \
+out=$(fio --filename="$blk" --direct=1 --iodepth=4 --rw=randwrite \
 	--offset=40M --verify=crc32c --verify_fatal=1 --do_verify=1 \
 	--iomem="mmapshared:$alloc" --output-format=terse "${args[@]}" 2>&1)
 for j in "${jobs[@]}"; do
