@@ -10,7 +10,8 @@
 #   make test-upstream         the black-box KUnit suite on ours and on the tree's own
 #   make kernel-release | kernel-debug | selftests | deps | clean
 #
-# TOPO selects a file in qemu/topologies/ (switch, hostbridge, hostbridge-amd).
+# TOPO selects a file in qemu/topologies/ (switch, hostbridge, mfd, acs, ...),
+# or several joined by '+'; tests/machines lists what make test boots.
 
 TOPO ?= switch
 TIMEOUT ?= 600
