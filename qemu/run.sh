@@ -21,7 +21,8 @@
 # Environment: ACCEL=tcg|kvm forces the accelerator (default: probe KVM once,
 # fall back to TCG), QEMU_EXTRA appends QEMU arguments, CMDLINE_EXTRA
 # appends kernel arguments, KERNEL names another bzImage, RUN_NAME names the
-# run directory (default: the topology).
+# run directory (default: the topology), TCG_THREAD=single runs all vCPUs
+# of the guest in one host thread (tests/run-all.sh does).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -133,6 +134,8 @@ if [ -z "$accel" ]; then
 	fi
 fi
 
+[ "$accel" = tcg ] || TCG_THREAD=""
+
 cmdline="console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144"
 cmdline+=" ro panic=-1 loglevel=7 init=$top/guest/init.sh ${append[*]} ${CMDLINE_EXTRA:-} -- $*"
 
@@ -145,7 +148,7 @@ fi
 
 rc=0
 timeout -k 10 "$timeout" qemu-system-x86_64 \
-	-machine "q35,accel=$accel" -cpu "$cpu" -smp 2 -m "$mem" \
+	-machine q35 -accel "$accel${TCG_THREAD:+,thread=$TCG_THREAD}" -cpu "$cpu" -smp 2 -m "$mem" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$kernel" -append "$cmdline" \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
