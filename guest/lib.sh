@@ -56,13 +56,16 @@ write_bounded() {
 	_wb_secs=$1
 	(echo "$2" > "$3") 2>/dev/null &
 	_wb_pid=$!
+	# Whole seconds: each check costs a sleep(1) exec, which under a busy
+	# emulator takes far longer than 0.1 s, so a finer loop would stretch
+	# the bound by its own overhead many times over.
 	_wb_t=0
 	while kill -0 "$_wb_pid" 2>/dev/null; do
-		if [ "$_wb_t" -ge $((_wb_secs * 10)) ]; then
+		if [ "$_wb_t" -ge "$_wb_secs" ]; then
 			echo "write_bounded: '$2' > $3 still blocked after $_wb_secs s" >&2
 			return 124
 		fi
-		sleep 0.1
+		sleep 1
 		_wb_t=$((_wb_t + 1))
 	done
 	wait "$_wb_pid"
