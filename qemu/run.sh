@@ -22,7 +22,8 @@
 # fall back to TCG), QEMU_EXTRA appends QEMU arguments, CMDLINE_EXTRA
 # appends kernel arguments, KERNEL names another bzImage, RUN_NAME names the
 # run directory (default: the topology), TCG_THREAD=single runs all vCPUs
-# of the guest in one host thread (tests/run-all.sh does).
+# of the guest in one host thread (tests/run-all.sh does), P9_CACHE sets
+# the 9p cache mode of the guest's root (default loose; empty for none).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -136,7 +137,11 @@ fi
 
 [ "$accel" = tcg ] || TCG_THREAD=""
 
-cmdline="console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144"
+# The host root is read-only and nothing the guest reads changes while it
+# runs, so the guest may cache it: with cache=loose an executable is read
+# over 9p once, not at every exec (P9_CACHE= turns that off).
+p9_cache=${P9_CACHE-loose}
+cmdline="console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144${p9_cache:+,cache=$p9_cache}"
 cmdline+=" ro panic=-1 loglevel=7 init=$top/guest/init.sh ${append[*]} ${CMDLINE_EXTRA:-} -- $*"
 
 echo "qemu: topology $topo, kernel $flavour, accel $accel, run dir ${run#"$top"/}"
