@@ -9,15 +9,23 @@
 # ended as failed, and time each one.
 #
 # The topology gives the scenarios (P2P_SCN_1, P2P_SCN_2, ...: name, source,
-# memory, destination and the two expected map types; see qemu/run.sh). The
-# first scenario runs every suite; the others run the end-to-end checks and
-# the selftests whose outcome depends on the route. The kmemleak scan comes
+# memory, destination and the two expected map types; see qemu/run.sh).
+# Every scenario runs the end-to-end checks and the selftests whose outcome
+# depends on the route; the first also runs the route-independent suites
+# that P2P_SUITES names (all when unset). The kmemleak scan comes
 # last, after every suite has freed what it used. Exits 1 if any suite did.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 sel=$top/build/selftests/install/p2pdma
 # The p2pdma_test cases whose result depends on the route.
 route_cases=(-t odirect_source_into_p2pmem -t odirect_p2pmem_to_destination
 	     -t unbind_during_odirect_io)
+
+# The route-independent suites the first scenario runs: P2P_SUITES, a
+# colon-separated list (tests/machines spreads them over the machines),
+# or all of them when it is unset.
+wanted() { # SUITE
+	[ -z "${P2P_SUITES+set}" ] || [[ ":$P2P_SUITES:" == *":$1:"* ]]
+}
 
 worst=0
 suite() { # ID CMD [ARG...]
@@ -42,9 +50,13 @@ while scn=$(printenv "P2P_SCN_$i"); do
 	IFS=, read -r name P2P_SRC P2P_MEM P2P_DST P2P_EXPECT_SRC P2P_EXPECT_DST <<< "$scn"
 	export P2P_SCENARIO=$name P2P_SRC P2P_MEM P2P_DST P2P_EXPECT_SRC P2P_EXPECT_DST
 	suite "$name/e2e" "$top/tests/guest/e2e.sh"
-	if [ "$i" = 1 ]; then
+	if [ "$i" = 1 ] && wanted nvmet_configfs; then
 		suite "$name/nvmet_configfs" "$sel/nvmet_configfs.sh"
+	fi
+	if [ "$i" = 1 ] && wanted fio_verify; then
 		suite "$name/fio_verify" "$sel/fio_verify.sh"
+	fi
+	if [ "$i" = 1 ] && wanted p2pdma_test; then
 		suite "$name/p2pdma_test" "$sel/p2pdma_test"
 	else
 		suite "$name/p2pdma_test" "$sel/p2pdma_test" "${route_cases[@]}"
