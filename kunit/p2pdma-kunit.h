@@ -318,6 +318,29 @@ static void rt_suite_exit(struct kunit_suite *suite)
  * Every case starts with ACS redirect off everywhere and the CPU rule off,
  * whatever CPU the tests run on.
  */
+static bool cpu_rule_off(void)
+{
+	return false;
+}
+
+static bool cpu_rule_on(void)
+{
+	return true;
+}
+
+/*
+ * The CPU rule (AMD Zen routes P2P through any host bridge) as a case
+ * wants it, whatever CPU the tests run on; a static stub of the case's,
+ * undone by KUnit when the case ends.
+ */
+static void set_cpu_rule(struct kunit *test, bool on)
+{
+	if (on)
+		kunit_activate_static_stub(test, p2p_cpu_routes_p2p, cpu_rule_on);
+	else
+		kunit_activate_static_stub(test, p2p_cpu_routes_p2p, cpu_rule_off);
+}
+
 static void rt_reset(void)
 {
 	int i;
@@ -325,19 +348,18 @@ static void rt_reset(void)
 	for (i = 0; i < RT_NODES; i++)
 		if (rt[i])
 			fake_set_acs_ctrl(rt[i], 0);
-	p2p_kunit_cpu_rule = 0;
 }
 
 static int rt_init(struct kunit *test)
 {
 	rt_reset();
+	set_cpu_rule(test, false);
 	return 0;
 }
 
 static void rt_exit(struct kunit *test)
 {
 	rt_reset();
-	p2p_kunit_cpu_rule = -1;
 }
 
 static struct pci_dev *rt_dev(struct kunit *test, enum rt_node n)
@@ -472,14 +494,14 @@ static void route_case_desc(const struct route_case *c, char *desc)
 
 KUNIT_ARRAY_PARAM(route, route_cases, route_case_desc);
 
-static void route_apply(const struct route_case *c)
+static void route_apply(struct kunit *test, const struct route_case *c)
 {
 	int i;
 
 	for (i = 0; i < MAX_ACS; i++)
 		if (c->acs[i] != NONE)
 			fake_set_acs_ctrl(rt[c->acs[i]], c->ctrl);
-	p2p_kunit_cpu_rule = c->cpu_rule;
+	set_cpu_rule(test, c->cpu_rule);
 }
 
 /* Map type and distance, both ways, by every entry point. */
@@ -492,7 +514,7 @@ static void route_test(struct kunit *test)
 	struct p2p_route r;
 	int want = c->map == REFUSED ? -1 : c->distance;
 
-	route_apply(c);
+	route_apply(test, c);
 
 	p2p_route_compute(p, q, &r);
 	KUNIT_EXPECT_EQ(test, r.map, c->map);
@@ -599,7 +621,7 @@ static void route_many_clients_test(struct kunit *test)
 	c[1] = &rt_dev(test, EPU1)->dev;	/* other, unknown host bridge */
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 4, false), -1);
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 1, false), 4);
-	p2p_kunit_cpu_rule = 1;
+	set_cpu_rule(test, true);
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 4, false),
 			4 + (3 + 1 + 2 + 2 * HB) + 0 + (6 + HB));
 }
@@ -709,25 +731,35 @@ static enum hrtimer_restart irq_route_fn(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
-/* Work out @client's route to @provider in a hard-IRQ hrtimer callback. */
+/*
+ * Work out @client's route to @provider in a hard-IRQ hrtimer callback.
+ * The timer is pinned to this CPU, which spins with preemption off until
+ * it has run: the interrupt lands on the test's own thread, so the case's
+ * static stubs (the CPU rule) apply inside it too.
+ */
 static void irq_route(struct kunit *test, enum rt_node provider,
 		      enum rt_node client, struct p2p_route *r)
 {
 	struct irq_route *ir = kunit_kzalloc(test, sizeof(*ir), GFP_KERNEL);
-	unsigned long ran;
+	u64 deadline = ktime_get_ns() + 10 * NSEC_PER_SEC;
+	bool ran;
 
 	KUNIT_ASSERT_NOT_NULL(test, ir);
 	ir->provider = rt_dev(test, provider);
 	ir->client = &rt_dev(test, client)->dev;
 	init_completion(&ir->done);
-	hrtimer_init(&ir->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	hrtimer_init(&ir->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 	ir->timer.function = irq_route_fn;
+	preempt_disable();
 	hrtimer_start(&ir->timer, ns_to_ktime(100 * NSEC_PER_USEC),
-		      HRTIMER_MODE_REL_HARD);
-	ran = wait_for_completion_timeout(&ir->done, 10 * HZ);
+		      HRTIMER_MODE_REL_PINNED_HARD);
+	while (!(ran = completion_done(&ir->done)) &&
+	       ktime_get_ns() < deadline)
+		cpu_relax();
+	preempt_enable();
 	if (!ran)
 		hrtimer_cancel(&ir->timer);
-	KUNIT_ASSERT_NE_MSG(test, ran, 0, "the hrtimer never ran");
+	KUNIT_ASSERT_TRUE_MSG(test, ran, "the hrtimer never ran");
 	KUNIT_EXPECT_TRUE(test, ir->in_hardirq);
 	*r = ir->r;
 }
@@ -761,6 +793,9 @@ static void route_hardirq_test(struct kunit *test)
 	irq_route(test, EPA, EPB, &r);		/* below one switch */
 	KUNIT_EXPECT_EQ(test, r.map, BUS);
 	KUNIT_EXPECT_EQ(test, r.distance, 4);
+	set_cpu_rule(test, true);		/* the stub reaches the IRQ */
+	irq_route(test, EPU1, EPU2, &r);
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
 
 	if (IS_ENABLED(CONFIG_LOCKDEP))
 		KUNIT_EXPECT_TRUE_MSG(test, debug_locks,
@@ -957,7 +992,6 @@ static void pv_suite_exit(struct kunit_suite *suite)
 	fake_pci_destroy(pv_fp);
 	pv_fp = NULL;
 	memset(pv, 0, sizeof(pv));
-	p2p_kunit_cpu_rule = -1;
 }
 
 static int pv_suite_init(struct kunit_suite *suite)
@@ -976,21 +1010,25 @@ static int pv_suite_init(struct kunit_suite *suite)
 	/* Every endpoint registers (an empty pool of) P2P memory. */
 	for (i = 0; !ret && i < PV_NODES; i++)
 		ret = pv_setup_provider(pv[i]->pdev);
-	/*
-	 * The CPU rule stays off so that real providers elsewhere in the
-	 * machine (behind a host bridge we do not know) never qualify.
-	 */
-	p2p_kunit_cpu_rule = 0;
 	if (ret)
 		pv_suite_exit(suite);
 	return ret;
+}
+
+/*
+ * The CPU rule stays off so that real providers elsewhere in the machine
+ * (behind a host bridge we do not know) never qualify.
+ */
+static int pv_init(struct kunit *test)
+{
+	set_cpu_rule(test, false);
+	return 0;
 }
 
 static void pv_exit(struct kunit *test)
 {
 	int i;
 
-	p2p_kunit_publish_hook = NULL;
 	for (i = 0; i < PV_NODES; i++)
 		pci_p2pmem_publish(pv[i]->pdev, false);
 }
@@ -1291,10 +1329,14 @@ static void find_reference_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kref_read(&kobj->kref), before);
 }
 
-/* Runs inside pci_p2pmem_publish(): the provider starts to unbind. */
-static void pv_close_starts_hook(struct pci_dev *pdev)
+/*
+ * Stands in for the store of pci_p2pmem_publish(), after its check: the
+ * provider starts to unbind, then the store happens.
+ */
+static void pv_close_starts_then_store(struct pci_p2pdma *p2p, bool publish)
 {
-	p2p_close_start(rcu_dereference(pdev->p2pdma));
+	p2p_close_start(p2p);
+	WRITE_ONCE(p2p->published, publish);
 }
 
 /*
@@ -1309,9 +1351,10 @@ static void publish_races_close_test(struct kunit *test)
 	bool had_sysfs = p2p->sysfs_added;
 
 	KUNIT_ASSERT_FALSE(test, READ_ONCE(p2p->closing));
-	p2p_kunit_publish_hook = pv_close_starts_hook;
+	kunit_activate_static_stub(test, p2p_set_published,
+				   pv_close_starts_then_store);
 	pci_p2pmem_publish(pdev, true);
-	p2p_kunit_publish_hook = NULL;
+	kunit_deactivate_static_stub(test, p2p_set_published);
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(p2p->closing));
 	/* The rest of p2p_provider_close(), as the unbinding thread does it. */
 	synchronize_rcu();
@@ -1352,6 +1395,7 @@ static struct kunit_suite p2pdma_provider_suite = {
 	.name = "p2pdma-provider",
 	.suite_init = pv_suite_init,
 	.suite_exit = pv_suite_exit,
+	.init = pv_init,
 	.exit = pv_exit,
 	.test_cases = p2pdma_provider_cases,
 };

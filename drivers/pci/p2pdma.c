@@ -31,6 +31,7 @@
 
 #define pr_fmt(fmt) "pci-p2pdma: " fmt
 
+#include <kunit/static_stub.h>
 #include <linux/bitfield.h>
 #include <linux/ctype.h>
 #include <linux/debugfs.h>
@@ -126,23 +127,14 @@ static const u32 p2p_routing_host_bridges[] = {
 	0x09a2,				/* Xeon Scalable: Ice Lake-SP */
 };
 
-#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
-/* KUnit: -1 follows the CPU, 0 or 1 forces the CPU rule off or on. */
-static int p2p_kunit_cpu_rule = -1;
-/* KUnit: runs in pci_p2pmem_publish() between its check and its store. */
-static void (*p2p_kunit_publish_hook)(struct pci_dev *pdev);
-#endif
-
 /*
  * AMD Zen (family 17h) and later route P2P between all their root ports
- * and host bridges, whatever the host bridge device IDs say.
+ * and host bridges, whatever the host bridge device IDs say. KUnit tests
+ * replace this (a static stub) to test both rules on any CPU.
  */
 static bool p2p_cpu_routes_p2p(void)
 {
-#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
-	if (p2p_kunit_cpu_rule >= 0)
-		return p2p_kunit_cpu_rule;
-#endif
+	KUNIT_STATIC_STUB_REDIRECT(p2p_cpu_routes_p2p);
 #ifdef CONFIG_X86
 	return boot_cpu_data.x86_vendor == X86_VENDOR_AMD &&
 	       boot_cpu_data.x86 >= 0x17;
@@ -881,6 +873,16 @@ out_unlock:
 }
 EXPORT_SYMBOL_GPL(pci_p2pdma_add_resource);
 
+/*
+ * Set the published flag. A function of its own so that a KUnit test can
+ * run an unbind between pci_p2pmem_publish()'s check and this store.
+ */
+static void p2p_set_published(struct pci_p2pdma *p2p, bool publish)
+{
+	KUNIT_STATIC_STUB_REDIRECT(p2p_set_published, p2p, publish);
+	WRITE_ONCE(p2p->published, publish);
+}
+
 /**
  * pci_p2pmem_publish() - offer a provider's P2P memory to other drivers
  * @pdev: a provider that registered memory with pci_p2pdma_add_resource()
@@ -907,11 +909,7 @@ void pci_p2pmem_publish(struct pci_dev *pdev, bool publish)
 	p2p = rcu_dereference(pdev->p2pdma);
 	if (!p2p || READ_ONCE(p2p->closing))
 		return;
-#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
-	if (p2p_kunit_publish_hook)
-		p2p_kunit_publish_hook(pdev);
-#endif
-	WRITE_ONCE(p2p->published, publish);
+	p2p_set_published(p2p, publish);
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_publish);
 
