@@ -41,6 +41,7 @@
 #include <linux/kstrtox.h>
 #include <linux/memremap.h>
 #include <linux/mm.h>
+#include <linux/pagemap.h>
 #include <linux/pci-p2pdma.h>
 #include <linux/percpu-refcount.h>
 #include <linux/random.h>
@@ -1250,8 +1251,23 @@ static vm_fault_t p2pmem_fault(struct vm_fault *vmf)
 	return VM_FAULT_SIGBUS;
 }
 
+/*
+ * A write to a present page whose PTE is read-only: the mapping was made
+ * writable by mprotect() after the page was mapped without write access
+ * (PROT_NONE or PROT_READ; kernfs's page_mkwrite asks for write notify).
+ * BAR memory has nothing to write back, so the write may go ahead. The
+ * fault path wants the folio locked; left unlocked, it would look for a
+ * page cache mapping that P2P pages never have and retry the fault forever.
+ */
+static vm_fault_t p2pmem_page_mkwrite(struct vm_fault *vmf)
+{
+	folio_lock(page_folio(vmf->page));
+	return VM_FAULT_LOCKED;
+}
+
 static const struct vm_operations_struct p2pmem_vm_ops = {
 	.fault = p2pmem_fault,
+	.page_mkwrite = p2pmem_page_mkwrite,
 };
 
 /*

@@ -492,6 +492,49 @@ TEST_F(p2pmem, mprotect_read_only_then_write_faults)
 }
 
 /*
+ * A mapping made without write access and widened by mprotect() takes
+ * writes, on pages never written before (Linux 6.12 retries the write
+ * fault forever). The child widens its view and writes, bounded by
+ * alarm(); the parent, which shares the pages, compares the bytes.
+ */
+TEST_F(p2pmem, write_after_mprotect_to_read_write_goes_through)
+{
+	static const int first_prot[] = { PROT_NONE, PROT_READ };
+	const size_t len = 64 * 1024;
+	unsigned char *p, *ref = malloc(len);
+	int i, status;
+	pid_t pid;
+
+	ASSERT_NE(NULL, ref);
+	for (i = 0; i < 2; i++) {
+		fill(ref, len, 53 + i);
+		p = mmap(NULL, len, first_prot[i], MAP_SHARED, self->fd, 0);
+		ASSERT_NE(MAP_FAILED, p);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			alarm(20);
+			if (mprotect(p, len, PROT_READ | PROT_WRITE))
+				_exit(1);
+			memcpy(p, ref, len);
+			_exit(0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status))
+			TH_LOG("from %s: the writer died of signal %d%s",
+			       i ? "PROT_READ" : "PROT_NONE", WTERMSIG(status),
+			       WTERMSIG(status) == SIGALRM ? " (the write spun for 20 s)" : "");
+		ASSERT_EQ(0, WEXITSTATUS(status));
+		ASSERT_EQ(0, mprotect(p, len, PROT_READ));
+		EXPECT_EQ(0, memcmp(p, ref, len))
+			TH_LOG("from %s: the child's bytes are not in the memory",
+			       i ? "PROT_READ" : "PROT_NONE");
+		munmap(p, len);
+	}
+	free(ref);
+}
+
+/*
  * fork() shares the mapping: the child sees the parent's bytes and the
  * parent sees the child's writes. The memory returns to the pool only once
  * both have let go, whichever goes first.
