@@ -1234,13 +1234,13 @@ static DEVICE_ATTR_RO(published);
 
 /*
  * mmap of "allocate": each call gets fresh P2P memory for the whole
- * mapping. Every page is inserted with the mapping as its only reference,
- * so the page returns to the pool (p2p_page_free()) once it is unmapped
- * and no I/O pins it any more; partial munmap frees just those pages.
- * fork() shares the mapping with the child: copying the page table takes
- * a page reference and a mapcount for each page, so a page returns only
- * once every process has unmapped it. The mapping cannot grow
- * (VM_DONTEXPAND).
+ * mapping, cleared to zero first (p2p_clear()). Every page is inserted
+ * with the mapping as its only reference, so the page returns to the pool
+ * (p2p_page_free()) once it is unmapped and no I/O pins it any more;
+ * partial munmap frees just those pages. fork() shares the mapping with
+ * the child: copying the page table takes a page reference and a mapcount
+ * for each page, so a page returns only once every process has unmapped
+ * it. The mapping cannot grow (VM_DONTEXPAND).
  */
 /*
  * Every page is inserted at mmap time, so a fault means the mapping was
@@ -1269,6 +1269,24 @@ static const struct vm_operations_struct p2pmem_vm_ops = {
 	.fault = p2pmem_fault,
 	.page_mkwrite = p2pmem_page_mkwrite,
 };
+
+/*
+ * Zero @len bytes (a multiple of PAGE_SIZE) of P2P memory at @kaddr before
+ * userspace sees them: the pool hands back whatever the last user left,
+ * another process, nvmet's data buffers, NVMe queue entries or a previous
+ * boot. The kernel maps BAR memory uncached, where a store of 8 bytes is
+ * the most one instruction writes; 2 MiB at a time, rescheduling between.
+ */
+static void p2p_clear(void *kaddr, size_t len)
+{
+	size_t off, n;
+
+	for (off = 0; off < len; off += n) {
+		n = min_t(size_t, len - off, SZ_2M);
+		memset64(kaddr + off, 0, n / sizeof(u64));
+		cond_resched();
+	}
+}
 
 /*
  * kernfs revokes every mapping of "allocate" when the unbind removes the
@@ -1360,6 +1378,7 @@ static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
 		return -EINTR;
 	}
 
+	p2p_clear(kaddr, len);
 	vma->vm_ops = &p2pmem_vm_ops;
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	/* Same memory type as the kernel's mapping of the BAR (uncached). */

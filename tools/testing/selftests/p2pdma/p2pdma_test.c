@@ -28,6 +28,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +221,22 @@ static int touch(unsigned char *p, bool write)
 	return sig;
 }
 
+/*
+ * Offset of the first non-zero byte of @p, or -1 if all @len (a multiple
+ * of 8) are zero. Reads 8 bytes at a time: each load from an emulated CMB
+ * is a call into the device model.
+ */
+static long first_nonzero(const unsigned char *p, size_t len)
+{
+	const uint64_t *q = (const uint64_t *)p;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		if (q[i])
+			return i * 8 + __builtin_ctzll(q[i]) / 8;
+	return -1;
+}
+
 FIXTURE(p2pmem) {
 	struct nvme_dev mem, src, dst;
 	bool have_src, have_dst;
@@ -372,6 +389,39 @@ TEST_F(p2pmem, process_exit_returns_memory)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+/*
+ * No data reaches another process: a child fills a mapping and exits; the
+ * next mapping of the same size (first-fit hands back the same range)
+ * reads as zero. Linux 6.12 shows the child's bytes.
+ */
+TEST_F(p2pmem, new_mapping_reads_zero_after_another_process)
+{
+	unsigned char *p;
+	int status;
+	long at;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		p = map_p2p(self->fd, 2 * MIB);
+		if (p == MAP_FAILED)
+			_exit(1);
+		fill(p, 2 * MIB, 41);
+		_exit(first_nonzero(p, 2 * MIB) < 0 ? 2 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died of signal %d", WTERMSIG(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(self->avail, available(self->mem.bdf));
+
+	p = map_p2p(self->fd, 2 * MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	at = first_nonzero(p, 2 * MIB);
+	EXPECT_EQ(-1, at) TH_LOG("byte %ld of the new mapping is %#x, not 0", at, p[at]);
+	munmap(p, 2 * MIB);
 }
 
 TEST_F(p2pmem, map_private_is_einval)
@@ -1094,6 +1144,26 @@ TEST_F_TIMEOUT(p2pmem, unbind_rebind_stress, 600)
 		ASSERT_EQ(0, wait_p2pmem(self->mem.bdf)) TH_LOG("cycle %d", i);
 	}
 	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+/*
+ * Last, after every other case has written P2P memory and unbound and
+ * rebound its provider (whose NVMe queues live in the same BAR): a new
+ * mapping of up to 8 MiB of what is available reads as zero.
+ */
+TEST_F_TIMEOUT(p2pmem, mapping_of_used_memory_reads_zero, 120)
+{
+	size_t len = self->avail < (long long)(8 * MIB) ? self->avail : 8 * MIB;
+	unsigned char *p;
+	long at;
+
+	len &= ~(2 * MIB - 1);
+	ASSERT_NE(0, len);
+	p = map_p2p(self->fd, len);
+	ASSERT_NE(MAP_FAILED, p);
+	at = first_nonzero(p, len);
+	EXPECT_EQ(-1, at) TH_LOG("byte %ld of %zu is %#x, not 0", at, len, p[at]);
+	munmap(p, len);
 }
 
 TEST_HARNESS_MAIN
