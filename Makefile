@@ -7,7 +7,7 @@
 #   make run   [TOPO=switch]   release kernel: the P2P copy demo
 #   make test                  debug kernel: every suite, TAP, N passed/N failed
 #   make bench [BENCH_REPS=5]  our P2PDMA against the tree's own: table, CSV, PNG
-#   make test-upstream         the black-box KUnit suite on ours and on the tree's own
+#   make test-upstream         black-box KUnit and guest suites on ours and on the tree's own
 #   make kernel-release | kernel-debug | selftests | deps | clean
 #
 # TOPO selects a file in qemu/topologies/ (switch, hostbridge, mfd, acs, ...),
@@ -48,7 +48,7 @@ bench: tools
 	@scripts/bench.sh
 
 # Not part of 'make test' or CI: two KUnit kernels, one table.
-test-upstream: deps
+test-upstream: deps tools selftests
 	@scripts/test-upstream.sh
 
 check: deps
@@ -60,4 +60,4 @@ patch: deps
 clean:
 	rm -rf build/out-* build/runs build/bin build/accel build/last-run build/run-*.out build/selftests \
 		build/patch-* build/patches build/sphinx-check build/linux-intree build/bench \
-		build/linux-upstream build/kunit-bb-ours build/kunit-bb-upstream build/test-upstream
+		build/linux-upstream build/out-upstream-debug build/kunit-bb-ours build/kunit-bb-upstream build/test-upstream

@@ -20,9 +20,13 @@
 # result differs or whose observed values (cases marked "*" log values the
 # contract leaves open) differ. Logs and the table: build/test-upstream/.
 #
-# Usage: scripts/test-upstream.sh [-n]
-#   -n  no build: run the two kernels built last time
-# Exits 0 when both kernels ran the suite to its end, whatever the cases
+# Then scripts/test-upstream-guest.sh does the same for the guest suites of
+# `make test` (end-to-end checks and kselftests) on two debug kernels.
+#
+# Usage: scripts/test-upstream.sh [-n] [-k | -g]
+#   -n  no build: run the kernels built last time
+#   -k  the KUnit suite only;  -g  the guest suites only
+# Exits 0 when both kernels ran the suites to their end, whatever the cases
 # said; 1 when a build or a run failed.
 set -euo pipefail
 
@@ -32,13 +36,23 @@ outdir=$top/build/test-upstream
 kunitconfig=$top/kunit/blackbox.kunitconfig
 bd_ours=$top/build/kunit-bb-ours
 bd_up=$top/build/kunit-bb-upstream
-build=1
-while getopts n opt; do
+build=1 kunit=1 guest=1
+while getopts nkg opt; do
 	case $opt in
 	n) build=0 ;;
+	k) guest=0 ;;
+	g) kunit=0 ;;
 	*) exit 2 ;;
 	esac
 done
+# The second part: the guest suites (scripts/test-upstream-guest.sh).
+guest_part() {
+	if [ "$build" = 1 ]; then
+		exec "$top/scripts/test-upstream-guest.sh"
+	fi
+	exec "$top/scripts/test-upstream-guest.sh" -n
+}
+[ "$kunit" = 1 ] || guest_part
 
 # run_one NAME BUILD_DIR: the suite on one kernel; the console in
 # $outdir/NAME.log.
@@ -160,3 +174,5 @@ for n in names:
         for l in c[1]:
             print(f"  {label}: {l}")
 EOF
+
+[ "$guest" = 0 ] || guest_part

@@ -25,7 +25,9 @@
 #
 # Usage: tests/run-all.sh [MACHINE | TOPO[+TOPO...]]...  (default: all machines)
 # Environment: TEST_TIMEOUT per boot in seconds (default 1800), P2P_JOBS,
-# TEST_KERNEL another bzImage to boot (e.g. one with a fault injected).
+# TEST_KERNEL another bzImage to boot (e.g. one with a fault injected),
+# P2P_RESULTS a file to which each result is also written as one line
+# "ok|notok|skip<TAB>name<TAB>detail" (scripts/test-upstream.sh).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,6 +58,7 @@ if [ $# -gt 0 ]; then
 fi
 
 n=0 passed=0 failed=0 skipped=0
+[ -z "${P2P_RESULTS:-}" ] || : > "$P2P_RESULTS"
 tap() { # tap ok|notok|skip NAME [DETAIL]
 	n=$((n + 1))
 	case $1 in
@@ -63,6 +66,10 @@ tap() { # tap ok|notok|skip NAME [DETAIL]
 	skip) skipped=$((skipped + 1)); echo "ok $n - $2 # SKIP ${3:-}" ;;
 	*) failed=$((failed + 1)); echo "not ok $n - $2${3:+: $3}" ;;
 	esac
+	if [ -n "${P2P_RESULTS:-}" ]; then
+		local d=${3:-}
+		printf '%s\t%s\t%s\n' "$1" "$2" "${d//$'\n'/ }" >> "$P2P_RESULTS"
+	fi
 }
 
 echo "TAP version 13"
