@@ -1234,7 +1234,7 @@ static DEVICE_ATTR_RO(published);
 
 /*
  * mmap of "allocate": each call gets fresh P2P memory for the whole
- * mapping, cleared to zero first (p2p_clear()). Every page is inserted
+ * mapping, cleared to zero first (p2p_map_pages()). Every page is inserted
  * with the mapping as its only reference, so the page returns to the pool
  * (p2p_page_free()) once it is unmapped and no I/O pins it any more;
  * partial munmap frees just those pages. fork() shares the mapping with
@@ -1270,22 +1270,58 @@ static const struct vm_operations_struct p2pmem_vm_ops = {
 	.page_mkwrite = p2pmem_page_mkwrite,
 };
 
-/*
- * Zero @len bytes (a multiple of PAGE_SIZE) of P2P memory at @kaddr before
- * userspace sees them: the pool hands back whatever the last user left,
- * another process, nvmet's data buffers, NVMe queue entries or a previous
- * boot. The kernel maps BAR memory uncached, where a store of 8 bytes is
- * the most one instruction writes; 2 MiB at a time, rescheduling between.
- */
-static void p2p_clear(void *kaddr, size_t len)
-{
-	size_t off, n;
+/* Pages that mmap() of "allocate" clears and inserts at a time: 2 MiB. */
+#define P2P_MAP_BATCH	(SZ_2M / PAGE_SIZE)
 
-	for (off = 0; off < len; off += n) {
-		n = min_t(size_t, len - off, SZ_2M);
-		memset64(kaddr + off, 0, n / sizeof(u64));
+/*
+ * Clear @npages pages of fresh P2P memory at @kaddr and insert them into
+ * @vma from its start, P2P_MAP_BATCH at a time: vm_insert_pages() takes
+ * the page table lock once for a run of pages, and the caller, who holds
+ * mmap_lock for write, may reschedule between batches of a mapping that
+ * can be gigabytes long.
+ *
+ * Clearing comes first because the pool hands memory back as its last
+ * user left it: another process, nvmet's data buffers, NVMe queue entries
+ * or a previous boot. The kernel maps BAR memory uncached, where a store
+ * of 8 bytes is the most one instruction writes (memset64()).
+ *
+ * Each inserted page holds a reference of the mapping's; the idle
+ * reference it had in the pool is dropped, so unmapping it returns it
+ * (p2p_page_free()). Returns 0 or a negative errno, and sets *@done to
+ * the number of pages inserted; the caller returns the others.
+ */
+static int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
+			 unsigned long npages, unsigned long *done)
+{
+	unsigned long n, left, i;
+	struct page **pages;
+	void *chunk;
+	int ret = 0;
+
+	*done = 0;
+	pages = kmalloc_array(min(npages, P2P_MAP_BATCH), sizeof(*pages),
+			      GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	for (; *done < npages; *done += n) {
+		chunk = kaddr + (*done << PAGE_SHIFT);
+		n = min(npages - *done, P2P_MAP_BATCH);
+		memset64(chunk, 0, (n << PAGE_SHIFT) / sizeof(u64));
+		for (i = 0; i < n; i++)
+			pages[i] = virt_to_page(chunk + (i << PAGE_SHIFT));
+		left = n;
+		ret = vm_insert_pages(vma, vma->vm_start + (*done << PAGE_SHIFT),
+				      pages, &left);
+		for (i = 0; i < n - left; i++)
+			put_page(pages[i]);
+		if (ret) {
+			*done += n - left;
+			break;
+		}
 		cond_resched();
 	}
+	kfree(pages);
+	return ret;
 }
 
 /*
@@ -1378,24 +1414,13 @@ static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
 		return -EINTR;
 	}
 
-	p2p_clear(kaddr, len);
 	vma->vm_ops = &p2pmem_vm_ops;
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	/* Same memory type as the kernel's mapping of the BAR (uncached). */
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
-	for (i = 0; i < npages; i++) {
-		struct page *page = virt_to_page(kaddr + (i << PAGE_SHIFT));
-
-		ret = vm_insert_page(vma, vma->vm_start + (i << PAGE_SHIFT),
-				     page);
-		if (ret)
-			goto fail;
-		/* Drop the idle reference: the mapping now owns the page. */
-		put_page(page);
-	}
-	return 0;
-
-fail:
+	ret = p2p_map_pages(vma, kaddr, npages, &i);
+	if (!ret)
+		return 0;
 	/*
 	 * Pages already inserted go back through p2p_page_free() when the
 	 * failed mapping is torn down; return the rest directly.
