@@ -19,11 +19,14 @@ sed 's/^/BENCH /' $d/results
 big=$(awk '$2 == "big_provider" { print $3 }' $d/results)
 [ -n "$big" ] || exit 1
 
-# Metric 6: mmap of p2pmem/allocate + a write to every page + munmap.
+# Metric 6: mmap of p2pmem/allocate + a write to every page + munmap,
+# and mmap + munmap alone.
 for mib in 2 64; do
 	us=$("$p2pbench" mmap "$big" $((mib << 20)) 7) || exit 1
 	echo "BENCH mmap_touch_${mib}m $us"
 done
+us=$("$p2pbench" mmap "$big" $((64 << 20)) 7 notouch) || exit 1
+echo "BENCH mmap_notouch_64m $us"
 
 # Metric 7: O_DIRECT reads from one NVMe into P2P memory, then into RAM.
 nvme=$(nvme_blk "$BENCH_NVME") || exit 1

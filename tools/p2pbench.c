@@ -2,10 +2,10 @@
 /*
  * p2pbench - the userspace half of `make bench`, run in the guest.
  *
- * Usage: p2pbench mmap BDF BYTES REPS
+ * Usage: p2pbench mmap BDF BYTES REPS [notouch]
  *          mmap BYTES of /sys/bus/pci/devices/<BDF>/p2pmem/allocate,
- *          write one byte in every page, munmap; prints the time of
- *          the fastest round in microseconds
+ *          write one byte in every page (not with "notouch"), munmap;
+ *          prints the time of the fastest round in microseconds
  *        p2pbench read (BDF | ram) DEV BYTES CHUNK REPS
  *          read BYTES of DEV with O_DIRECT, CHUNK at a time, into one
  *          CHUNK buffer of P2P memory mmapped from BDF, or of host RAM;
@@ -73,14 +73,14 @@ static void *map_p2pmem(const char *bdf, size_t len)
 	return p;
 }
 
-static double bench_mmap(const char *bdf, size_t len)
+static double bench_mmap(const char *bdf, size_t len, int touch)
 {
 	double t0 = now();
 	unsigned char *p;
 	size_t off;
 
 	p = map_p2pmem(bdf, len);
-	for (off = 0; off < len; off += 4096)
+	for (off = 0; touch && off < len; off += 4096)
 		p[off] = (unsigned char)(off >> 12);
 	if (munmap(p, len))
 		die("munmap");
@@ -119,12 +119,13 @@ int main(int argc, char **argv)
 	double v[MAX_REPS];
 	int reps, i, lowest = 1;
 
-	if (argc == 5 && !strcmp(argv[1], "mmap")) {
+	if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "notouch"))) &&
+	    !strcmp(argv[1], "mmap")) {
 		reps = atoi(argv[4]);
 		if (reps < 1 || reps > MAX_REPS)
 			return 2;
 		for (i = 0; i < reps; i++)
-			v[i] = bench_mmap(argv[2], strtoull(argv[3], NULL, 0));
+			v[i] = bench_mmap(argv[2], strtoull(argv[3], NULL, 0), argc == 5);
 	} else if (argc == 7 && !strcmp(argv[1], "read")) {
 		size_t bytes = strtoull(argv[4], NULL, 0), chunk = strtoull(argv[5], NULL, 0);
 
@@ -135,7 +136,7 @@ int main(int argc, char **argv)
 			v[i] = bench_read(argv[2], argv[3], bytes, chunk);
 		lowest = 0;
 	} else {
-		fprintf(stderr, "usage: p2pbench mmap BDF BYTES REPS\n"
+		fprintf(stderr, "usage: p2pbench mmap BDF BYTES REPS [notouch]\n"
 			"       p2pbench read (BDF|ram) DEV BYTES CHUNK REPS\n");
 		return 2;
 	}
