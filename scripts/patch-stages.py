@@ -121,6 +121,7 @@ c.replace(' * Everything is device-managed: when the driver unbinds, userspace\n
           ' * Everything is device-managed: when the driver unbinds, the unbind\n'
           ' * waits for in-kernel allocations to be freed, and the pages are removed.\n')
 c.replace('#include <linux/sysfs.h>\n')
+c.replace('#include <linux/pagemap.h>\n')
 c_no_sysfs = c.text
 
 # Without the host bridge policy: only routes below a common upstream
