@@ -41,6 +41,7 @@
 #include <linux/kstrtox.h>
 #include <linux/memremap.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/pagemap.h>
 #include <linux/pci-p2pdma.h>
 #include <linux/percpu-refcount.h>
@@ -48,6 +49,7 @@
 #include <linux/rcupdate.h>
 #include <linux/scatterlist.h>
 #include <linux/seq_file.h>
+#include <linux/seqlock.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -84,6 +86,7 @@ enum p2p_refusal {
 	P2P_NOT_PCI,			/* no PCI function at or above the client */
 	P2P_HOST_BRIDGE_UNKNOWN,	/* host bridge not known to route P2P */
 	P2P_HOST_BRIDGES_DIFFER,	/* host bridge routes P2P only within itself */
+	P2P_HOST_BRIDGE_DENIED,		/* a pci_p2pdma.host_bridges rule denies it */
 };
 
 struct p2p_route {
@@ -91,6 +94,7 @@ struct p2p_route {
 	unsigned int distance;
 	enum p2p_refusal why;
 	bool unsure;		/* a config read gave all ones: do not cache */
+	bool override;		/* a pci_p2pdma.host_bridges rule decided */
 	struct pci_dev *acs_dev;	/* redirecting function; not referenced */
 	struct pci_host_bridge *host_bridge;	/* the one refusing, if any */
 };
@@ -98,7 +102,8 @@ struct p2p_route {
 /* A route verdict packed into an xarray value entry. */
 #define P2P_PACK_MAP		GENMASK(1, 0)
 #define P2P_PACK_WHY		GENMASK(4, 2)
-#define P2P_PACK_DIST_SHIFT	5
+#define P2P_PACK_OVERRIDE	BIT(5)
+#define P2P_PACK_DIST_SHIFT	6
 
 /*
  * Extra distance for each host bridge a route goes through, so that every
@@ -145,9 +150,11 @@ static bool p2p_cpu_routes_p2p(void)
 }
 
 /*
- * Known host bridges, as an index into p2p_routing_host_bridges[] keyed by
- * root bus (p2p_root_bus_key()); a host bridge that is not known has no
- * entry. A bus notifier keeps it current from process context, whenever
+ * What is known of each host bridge, keyed by root bus (p2p_root_bus_key()):
+ * the vendor and device ID of the function that identifies it (see
+ * p2p_host_bridge_id_dev()) and, if that ID is in p2p_routing_host_bridges[],
+ * its index there (P2P_HBE_*). A root bus with no identifying function has
+ * no entry. A bus notifier keeps it current from process context, whenever
  * a device appears on or leaves a root bus, so that a route computation,
  * which dma_map_sg() may run in any context, only has to look it up:
  * it takes no sleeping lock, walks no device list and drops no reference.
@@ -155,6 +162,9 @@ static bool p2p_cpu_routes_p2p(void)
 static DEFINE_XARRAY(p2p_host_bridges);
 /* Serialises the updates, so that the last one for a root bus wins. */
 static DEFINE_MUTEX(p2p_host_bridges_lock);
+
+#define P2P_HBE_ID		GENMASK(31, 0)	/* vendor << 16 | device */
+#define P2P_HBE_INDEX		GENMASK(39, 32)	/* table index + 1, 0 if none */
 
 static unsigned long p2p_root_bus_key(struct pci_bus *root)
 {
@@ -206,16 +216,19 @@ static int p2p_host_bridge_index(struct pci_dev *dev)
 static void p2p_host_bridge_update(struct pci_bus *root,
 				   struct pci_dev *leaving)
 {
-	unsigned long key = p2p_root_bus_key(root);
-	int idx;
+	unsigned long key = p2p_root_bus_key(root), v = 0;
+	struct pci_dev *id;
 
 	mutex_lock(&p2p_host_bridges_lock);
 	down_read(&pci_bus_sem);
-	idx = p2p_host_bridge_index(p2p_host_bridge_id_dev(root, leaving));
+	id = p2p_host_bridge_id_dev(root, leaving);
+	if (id)
+		v = FIELD_PREP(P2P_HBE_ID, (u32)id->vendor << 16 | id->device) |
+		    FIELD_PREP(P2P_HBE_INDEX, p2p_host_bridge_index(id) + 1);
 	up_read(&pci_bus_sem);
-	if (idx < 0)
+	if (!id)
 		xa_erase(&p2p_host_bridges, key);
-	else if (xa_err(xa_store(&p2p_host_bridges, key, xa_mk_value(idx),
+	else if (xa_err(xa_store(&p2p_host_bridges, key, xa_mk_value(v),
 				 GFP_KERNEL)))
 		pr_warn("no memory to record host bridge %04x:%02x; P2P through it is refused\n",
 			pci_domain_nr(root), root->number);
@@ -240,11 +253,289 @@ static struct notifier_block p2p_pci_nb = {
 	.notifier_call = p2p_pci_notify,
 };
 
+/* The P2P_HBE_* entry of @hb, or 0 if it has none. Any context. */
+static unsigned long p2p_host_bridge_entry(struct pci_host_bridge *hb)
+{
+	void *entry = xa_load(&p2p_host_bridges, p2p_root_bus_key(hb->bus));
+
+	return xa_is_value(entry) ? xa_to_value(entry) : 0;
+}
+
+/*
+ * The index in p2p_routing_host_bridges[] of @hb, or -1 if it is not
+ * known to route P2P. Any context: an RCU lookup.
+ */
+static int p2p_known_host_bridge(struct pci_host_bridge *hb)
+{
+	return (int)FIELD_GET(P2P_HBE_INDEX, p2p_host_bridge_entry(hb)) - 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Host bridge policy override: pci_p2pdma.host_bridges=               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The administrator's rules, first match wins: "allow:SEL" or "deny:SEL",
+ * comma-separated, where SEL is "all", DDDD:BB (PCI domain and root bus
+ * number of the host bridge) or VVVV:DDDD (vendor and device ID of the
+ * function that identifies it). A host bridge no rule matches gets the
+ * built-in policy. Parsed into fixed storage: the command line is parsed
+ * before the slab allocator exists. Read in any context under the
+ * seqlock; every write also bumps its sequence, which the route caches
+ * use to drop verdicts worked out under an older policy.
+ */
+#define P2P_POLICY_MAX_RULES	16
+
+enum p2p_rule_sel {
+	P2P_SEL_ALL,
+	P2P_SEL_ROOT_BUS,	/* a = domain, b = bus */
+	P2P_SEL_ID,		/* a = vendor, b = device */
+};
+
+struct p2p_hb_rule {
+	bool allow;
+	u8 sel;
+	u32 a, b;
+};
+
+struct p2p_hb_policy {
+	unsigned int n;
+	struct p2p_hb_rule rule[P2P_POLICY_MAX_RULES];
+};
+
+static struct p2p_hb_policy p2p_policy;
+static DEFINE_SEQLOCK(p2p_policy_lock);
+/* Set once the boot policy has been logged; later changes log themselves. */
+static bool p2p_policy_booted;
+
+/* Parse exactly @digits (or 1 to -@digits) hex digits of @s, up to @end. */
+static int p2p_parse_hex(const char *s, const char *end, int digits, u32 *val)
+{
+	int len = end - s;
+	char tmp[9];
+
+	if (digits > 0 ? len != digits : len < 1 || len > -digits)
+		return -EINVAL;
+	memcpy(tmp, s, len);
+	tmp[len] = '\0';
+	if (!isxdigit(tmp[0]))
+		return -EINVAL;
+	return kstrtou32(tmp, 16, val);
+}
+
+/* Parse one rule, @s of length @len; NULL or the reason it is malformed. */
+static const char *p2p_parse_rule(const char *s, size_t len,
+				  struct p2p_hb_rule *rule)
+{
+	const char *end = s + len, *colon;
+
+	if (len > 6 && !strncmp(s, "allow:", 6)) {
+		rule->allow = true;
+		s += 6;
+	} else if (len > 5 && !strncmp(s, "deny:", 5)) {
+		rule->allow = false;
+		s += 5;
+	} else {
+		return "a rule is allow:SEL or deny:SEL";
+	}
+	if (end - s == 3 && !strncmp(s, "all", 3)) {
+		rule->sel = P2P_SEL_ALL;
+		rule->a = 0;
+		rule->b = 0;
+		return NULL;
+	}
+	colon = memchr(s, ':', end - s);
+	if (!colon)
+		goto bad_sel;
+	if (end - colon - 1 == 2) {
+		rule->sel = P2P_SEL_ROOT_BUS;
+		if (p2p_parse_hex(s, colon, -8, &rule->a) ||
+		    p2p_parse_hex(colon + 1, end, 2, &rule->b))
+			goto bad_sel;
+		return NULL;
+	}
+	rule->sel = P2P_SEL_ID;
+	if (!p2p_parse_hex(s, colon, 4, &rule->a) &&
+	    !p2p_parse_hex(colon + 1, end, 4, &rule->b))
+		return NULL;
+bad_sel:
+	return "SEL is all, DDDD:BB (PCI domain:root bus, hex) or VVVV:DDDD (vendor:device, hex)";
+}
+
+/*
+ * Parse @val (one trailing newline allowed) into @pol. On a malformed
+ * value, log which rule and why, and return -EINVAL.
+ */
+static int p2p_policy_parse(const char *val, struct p2p_hb_policy *pol)
+{
+	size_t len = val ? strlen(val) : 0, vlen;
+	const char *s = val, *end = val, *why;
+
+	memset(pol, 0, sizeof(*pol));
+	if (!val) {
+		pr_err("pci_p2pdma.host_bridges needs a value (rules, or empty for none)\n");
+		return -EINVAL;
+	}
+	if (len && val[len - 1] == '\n')
+		len--;
+	vlen = len;
+	while (len) {
+		end = memchr(s, ',', len) ?: s + len;
+		if (pol->n == P2P_POLICY_MAX_RULES) {
+			why = "more than " __stringify(P2P_POLICY_MAX_RULES) " rules";
+			goto bad;
+		}
+		why = p2p_parse_rule(s, end - s, &pol->rule[pol->n]);
+		if (why)
+			goto bad;
+		pol->n++;
+		len -= end - s;
+		s = end;
+		if (len) {	/* skip the comma; it must be followed by a rule */
+			s++;
+			if (!--len) {
+				end = s;
+				why = "empty rule after ','";
+				goto bad;
+			}
+		}
+	}
+	return 0;
+bad:
+	pr_err("pci_p2pdma.host_bridges: '%.*s' rejected at '%.*s': %s; policy unchanged\n",
+	       (int)min_t(size_t, vlen, 200), val,
+	       (int)min_t(size_t, end - s, 40), s, why);
+	return -EINVAL;
+}
+
+/* Print @pol as it would be written, without a newline. */
+static int p2p_policy_print(const struct p2p_hb_policy *pol, char *buf,
+			    size_t size)
+{
+	const struct p2p_hb_rule *r;
+	int i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < pol->n; i++) {
+		r = &pol->rule[i];
+		n += scnprintf(buf + n, size - n, "%s%s:", i ? "," : "",
+			       r->allow ? "allow" : "deny");
+		if (r->sel == P2P_SEL_ALL)
+			n += scnprintf(buf + n, size - n, "all");
+		else if (r->sel == P2P_SEL_ROOT_BUS)
+			n += scnprintf(buf + n, size - n, "%04x:%02x", r->a, r->b);
+		else
+			n += scnprintf(buf + n, size - n, "%04x:%04x", r->a, r->b);
+	}
+	return n;
+}
+
+static void p2p_policy_snapshot(struct p2p_hb_policy *pol)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqbegin(&p2p_policy_lock);
+		*pol = p2p_policy;
+	} while (read_seqretry(&p2p_policy_lock, seq));
+}
+
+static void p2p_routes_forget_all(void);
+
+static int p2p_policy_set(const char *val, const struct kernel_param *kp)
+{
+	struct p2p_hb_policy pol, old;
+	char was[256], now[256];
+	unsigned long flags;
+	int ret;
+
+	ret = p2p_policy_parse(val, &pol);
+	if (ret)
+		return ret;
+	write_seqlock_irqsave(&p2p_policy_lock, flags);
+	old = p2p_policy;
+	p2p_policy = pol;
+	write_sequnlock_irqrestore(&p2p_policy_lock, flags);
+	if (!READ_ONCE(p2p_policy_booted))
+		return 0;	/* the command line: logged at arch_initcall */
+	p2p_routes_forget_all();
+	p2p_policy_print(&old, was, sizeof(was));
+	p2p_policy_print(&pol, now, sizeof(now));
+	if (strcmp(now, was))
+		pr_info("host bridge policy changed to '%s' (was '%s')\n",
+			now, was);
+	return 0;
+}
+
+static int p2p_policy_get(char *buf, const struct kernel_param *kp)
+{
+	struct p2p_hb_policy pol;
+	int n;
+
+	p2p_policy_snapshot(&pol);
+	n = p2p_policy_print(&pol, buf, PAGE_SIZE - 1);
+	buf[n++] = '\n';
+	buf[n] = '\0';
+	return n;
+}
+
+static const struct kernel_param_ops p2p_policy_ops = {
+	.set = p2p_policy_set,
+	.get = p2p_policy_get,
+};
+
+#ifdef MODULE_PARAM_PREFIX
+#undef MODULE_PARAM_PREFIX
+#endif
+#define MODULE_PARAM_PREFIX "pci_p2pdma."
+module_param_cb(host_bridges, &p2p_policy_ops, NULL, 0644);
+MODULE_PARM_DESC(host_bridges,
+		 "allow or deny P2P through host bridges: allow:SEL or deny:SEL, comma-separated, first match wins; SEL is all, DDDD:BB or VVVV:DDDD");
+
+/*
+ * The rule that decides for @hb, copied to @rule; false if none matches.
+ * Any context.
+ */
+static bool p2p_policy_match(struct pci_host_bridge *hb,
+			     struct p2p_hb_rule *rule)
+{
+	u32 id = FIELD_GET(P2P_HBE_ID, p2p_host_bridge_entry(hb));
+	u32 domain = pci_domain_nr(hb->bus), bus = hb->bus->number;
+	const struct p2p_hb_rule *r;
+	unsigned int seq, i;
+	bool found;
+
+	do {
+		seq = read_seqbegin(&p2p_policy_lock);
+		found = false;
+		for (i = 0; i < p2p_policy.n && !found; i++) {
+			r = &p2p_policy.rule[i];
+			found = r->sel == P2P_SEL_ALL ||
+				(r->sel == P2P_SEL_ROOT_BUS && r->a == domain &&
+				 r->b == bus) ||
+				(r->sel == P2P_SEL_ID && id &&
+				 r->a == id >> 16 && r->b == (id & 0xffff));
+			if (found)
+				*rule = *r;
+		}
+	} while (read_seqretry(&p2p_policy_lock, seq));
+	return found;
+}
+
 /* After pci_bus_type exists (postcore), before the buses are scanned. */
 static int __init p2p_host_bridges_init(void)
 {
+	struct p2p_hb_policy pol;
 	struct pci_bus *root = NULL;
+	char buf[256];
 	int ret;
+
+	p2p_policy_snapshot(&pol);
+	if (pol.n) {
+		p2p_policy_print(&pol, buf, sizeof(buf));
+		pr_info("host bridge policy from the command line: %s\n", buf);
+	}
+	WRITE_ONCE(p2p_policy_booted, true);
 
 	ret = bus_register_notifier(&pci_bus_type, &p2p_pci_nb);
 	if (ret)
@@ -257,42 +548,55 @@ static int __init p2p_host_bridges_init(void)
 arch_initcall(p2p_host_bridges_init);
 
 /*
- * The index in p2p_routing_host_bridges[] of @hb, or -1 if it is not
- * known to route P2P. Any context: an RCU lookup.
+ * Decide whether traffic may go up through host bridges @a and @b (the
+ * same one, or two). A rule of the administrator's for a host bridge
+ * overrides the built-in policy for it: a deny refuses the route, even on
+ * AMD Zen; an allow lets it through that host bridge, even when the
+ * built-in table says it routes P2P only within itself. Sets
+ * @r->host_bridge to the one refusing and @r->override when a rule
+ * decided.
  */
-static int p2p_known_host_bridge(struct pci_host_bridge *hb)
-{
-	void *entry = xa_load(&p2p_host_bridges, p2p_root_bus_key(hb->bus));
-
-	return xa_is_value(entry) ? xa_to_value(entry) : -1;
-}
-
-/* Decide whether traffic may go up through host bridges @a and @b. */
 static enum p2p_refusal p2p_host_bridge_verdict(struct pci_host_bridge *a,
 						struct pci_host_bridge *b,
-						struct pci_host_bridge **who)
+						struct p2p_route *r)
 {
-	int ia, ib;
+	struct pci_host_bridge *hb[2] = { a, b };
+	int i, n = a == b ? 1 : 2, idx[2];
+	bool allowed[2] = { false, false };
+	struct p2p_hb_rule rule;
 
+	for (i = 0; i < n; i++) {
+		if (!p2p_policy_match(hb[i], &rule))
+			continue;
+		if (!rule.allow) {
+			r->host_bridge = hb[i];
+			r->override = true;
+			return P2P_HOST_BRIDGE_DENIED;
+		}
+		allowed[i] = true;
+	}
+	if (allowed[0] && (n == 1 || allowed[1])) {
+		r->override = true;
+		return P2P_REACHABLE;
+	}
 	if (p2p_cpu_routes_p2p())
 		return P2P_REACHABLE;
 
-	ia = p2p_known_host_bridge(a);
-	ib = a == b ? ia : p2p_known_host_bridge(b);
-	if (ia < 0 || ib < 0) {
-		*who = ia < 0 ? a : b;
-		return P2P_HOST_BRIDGE_UNKNOWN;
+	for (i = 0; i < n; i++) {
+		idx[i] = allowed[i] ? -1 : p2p_known_host_bridge(hb[i]);
+		if (!allowed[i] && idx[i] < 0) {
+			r->host_bridge = hb[i];
+			return P2P_HOST_BRIDGE_UNKNOWN;
+		}
 	}
-	if (a == b)
-		return P2P_REACHABLE;
-	if (p2p_routing_host_bridges[ia] & P2P_HB_WITHIN_ITSELF) {
-		*who = a;
-		return P2P_HOST_BRIDGES_DIFFER;
+	for (i = 0; n == 2 && i < n; i++) {
+		if (!allowed[i] &&
+		    (p2p_routing_host_bridges[idx[i]] & P2P_HB_WITHIN_ITSELF)) {
+			r->host_bridge = hb[i];
+			return P2P_HOST_BRIDGES_DIFFER;
+		}
 	}
-	if (p2p_routing_host_bridges[ib] & P2P_HB_WITHIN_ITSELF) {
-		*who = b;
-		return P2P_HOST_BRIDGES_DIFFER;
-	}
+	r->override = allowed[0] || allowed[1];
 	return P2P_REACHABLE;
 }
 
@@ -400,7 +704,7 @@ static void p2p_route_compute(struct pci_dev *provider, struct pci_dev *client,
 	hb_c = pci_find_host_bridge(client->bus);
 	r->distance = depth_p + depth_c + 2 +
 		      (hb_p == hb_c ? 1 : 2) * P2P_HOST_BRIDGE_COST;
-	r->why = p2p_host_bridge_verdict(hb_p, hb_c, &r->host_bridge);
+	r->why = p2p_host_bridge_verdict(hb_p, hb_c, r);
 	r->map = r->why == P2P_REACHABLE ? PCI_P2PDMA_MAP_THRU_HOST_BRIDGE :
 					   PCI_P2PDMA_MAP_NOT_SUPPORTED;
 }
@@ -436,7 +740,10 @@ static void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
 	unsigned long key = p2p_client_key(cdev), flags;
 	struct pci_p2pdma *p2p;
 	void *entry = NULL;
+	unsigned int policy_seq;
 
+	/* A policy change while we work makes this verdict uncacheable. */
+	policy_seq = read_seqbegin(&p2p_policy_lock);
 	rcu_read_lock();
 	p2p = rcu_dereference(provider->p2pdma);
 	if (p2p && !fresh)
@@ -447,6 +754,7 @@ static void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
 		memset(r, 0, sizeof(*r));
 		r->map = FIELD_GET(P2P_PACK_MAP, v);
 		r->why = FIELD_GET(P2P_PACK_WHY, v);
+		r->override = v & P2P_PACK_OVERRIDE;
 		r->distance = v >> P2P_PACK_DIST_SHIFT;
 		rcu_read_unlock();
 		return;
@@ -456,11 +764,16 @@ static void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
 	if (p2p) {
 		unsigned long v = FIELD_PREP(P2P_PACK_MAP, r->map) |
 				  FIELD_PREP(P2P_PACK_WHY, r->why) |
+				  (r->override ? P2P_PACK_OVERRIDE : 0) |
 				  ((unsigned long)r->distance << P2P_PACK_DIST_SHIFT);
 
-		/* Best effort: a verdict that fails to cache is recomputed. */
+		/*
+		 * Best effort: a verdict that fails to cache is recomputed.
+		 * Checked under the lock p2p_routes_forget_all() takes after
+		 * a policy change, so no verdict of the old policy survives.
+		 */
 		xa_lock_irqsave(&p2p->routes, flags);
-		if (r->unsure)
+		if (r->unsure || read_seqretry(&p2p_policy_lock, policy_seq))
 			__xa_erase(&p2p->routes, key);
 		else
 			__xa_store(&p2p->routes, key, xa_mk_value(v),
@@ -468,6 +781,30 @@ static void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
 		xa_unlock_irqrestore(&p2p->routes, flags);
 	}
 	rcu_read_unlock();
+}
+
+/*
+ * Drop every cached verdict of every provider, after the host bridge
+ * policy changed. Process context.
+ */
+static void p2p_routes_forget_all(void)
+{
+	struct pci_dev *pdev = NULL;
+	struct pci_p2pdma *p2p;
+	unsigned long key, flags;
+	void *entry;
+
+	for_each_pci_dev(pdev) {
+		rcu_read_lock();
+		p2p = rcu_dereference(pdev->p2pdma);
+		if (p2p) {
+			xa_lock_irqsave(&p2p->routes, flags);
+			xa_for_each(&p2p->routes, key, entry)
+				__xa_erase(&p2p->routes, key);
+			xa_unlock_irqrestore(&p2p->routes, flags);
+		}
+		rcu_read_unlock();
+	}
 }
 
 /*
@@ -488,7 +825,7 @@ static void p2p_route_get(struct pci_dev *provider, struct device *client,
 	r->why = P2P_NOT_PCI;
 }
 
-/* The same, from the cache when there is an entry (debugfs, KUnit). */
+/* The same, from the cache when there is an entry (KUnit). */
 static void __maybe_unused p2p_route_lookup(struct pci_dev *provider,
 					    struct device *client,
 					    struct p2p_route *r)
@@ -510,13 +847,66 @@ static __maybe_unused const char *p2p_map_type_name(enum pci_p2pdma_map_type map
 	}
 }
 
-/* Describe a refused route in @buf; recomputes it to name the bridges. */
+/*
+ * Explain the verdict @r (computed by p2p_route_compute(), not a cached
+ * one) in @buf: for a refusal, the bridge with ACS redirect and the host
+ * bridge that refuses, with the rule that would allow it; for a route a
+ * pci_p2pdma.host_bridges rule allowed, that; otherwise "-".
+ */
+static void p2p_route_explain(const struct p2p_route *r, char *buf,
+			      size_t len)
+{
+	struct pci_host_bridge *hb = r->host_bridge;
+	struct p2p_hb_policy pol;
+	struct p2p_hb_rule rule;
+	int n = 0;
+
+	if (r->map != PCI_P2PDMA_MAP_NOT_SUPPORTED) {
+		scnprintf(buf, len, "%s", r->override ?
+			  "allowed by pci_p2pdma.host_bridges" : "-");
+		return;
+	}
+	if (r->acs_dev)
+		n = scnprintf(buf, len, "ACS redirect on %s forces the host bridge path; ",
+			      pci_name(r->acs_dev));
+	switch (r->why) {
+	case P2P_HOST_BRIDGE_UNKNOWN:
+		scnprintf(buf + n, len - n,
+			  "host bridge %s is not known to route P2P (allow with pci_p2pdma.host_bridges=allow:%04x:%02x)",
+			  dev_name(&hb->dev), pci_domain_nr(hb->bus),
+			  hb->bus->number);
+		break;
+	case P2P_HOST_BRIDGES_DIFFER:
+		scnprintf(buf + n, len - n,
+			  "host bridge %s routes P2P only within itself (allow with pci_p2pdma.host_bridges=allow:%04x:%02x)",
+			  dev_name(&hb->dev), pci_domain_nr(hb->bus),
+			  hb->bus->number);
+		break;
+	case P2P_HOST_BRIDGE_DENIED:
+		/* Name the rule; the policy may have changed since. */
+		n += scnprintf(buf + n, len - n,
+			       "host bridge %s is denied by pci_p2pdma.host_bridges rule ",
+			       dev_name(&hb->dev));
+		if (p2p_policy_match(hb, &rule) && !rule.allow) {
+			pol.n = 1;
+			pol.rule[0] = rule;
+			p2p_policy_print(&pol, buf + n, len - n);
+		} else {
+			scnprintf(buf + n, len - n, "(since changed)");
+		}
+		break;
+	default:
+		scnprintf(buf + n, len - n, "no route");
+		break;
+	}
+}
+
+/* Describe the route to a client, working it out again to name bridges. */
 static void p2p_route_reason(struct pci_dev *provider, struct device *client,
 			     char *buf, size_t len)
 {
 	struct pci_dev *cdev = p2p_client_pci_dev(client);
 	struct p2p_route r;
-	int n = 0;
 
 	if (!client) {
 		scnprintf(buf, len, "no client device (NULL)");
@@ -528,27 +918,12 @@ static void p2p_route_reason(struct pci_dev *provider, struct device *client,
 		return;
 	}
 	p2p_route_compute(provider, cdev, &r);
-	if (r.acs_dev)
-		n = scnprintf(buf, len, "ACS redirect on %s forces the host bridge path; ",
-			      pci_name(r.acs_dev));
-	switch (r.why) {
-	case P2P_HOST_BRIDGE_UNKNOWN:
-		scnprintf(buf + n, len - n, "host bridge %s is not known to route P2P",
-			  dev_name(&r.host_bridge->dev));
-		break;
-	case P2P_HOST_BRIDGES_DIFFER:
-		scnprintf(buf + n, len - n, "host bridge %s routes P2P only within itself",
-			  dev_name(&r.host_bridge->dev));
-		break;
-	default:
-		scnprintf(buf + n, len - n, "no route");
-		break;
-	}
+	p2p_route_explain(&r, buf, len);
 }
 
 static void p2p_log_refusal(struct pci_dev *provider, struct device *client)
 {
-	char why[160];
+	char why[256];
 
 	p2p_route_reason(provider, client, why, sizeof(why));
 	pci_warn(provider, "P2PDMA to/from client %s refused: %s\n",
@@ -572,7 +947,9 @@ static void p2p_log_refusal(struct pci_dev *provider, struct device *client)
  * Redirect, Completion Redirect or Egress Control enabled (PCIe r6.0
  * sec 6.12). Otherwise the traffic has to go through the root
  * complex, which is allowed only where the host bridge is known to route
- * peer-to-peer requests (PCIe r6.0 sec 1.3.1 makes it optional). Every
+ * peer-to-peer requests (PCIe r6.0 sec 1.3.1 makes it optional) or the
+ * administrator's pci_p2pdma.host_bridges rules allow it; a deny rule
+ * refuses it even where it would be known to work. Every
  * call reads the ACS settings again, so it reflects the current ones, and
  * refreshes the verdict cached for each provider/client pair, which the
  * DMA mapping path uses for as long as the provider has P2P state (until
@@ -1567,15 +1944,19 @@ EXPORT_SYMBOL_GPL(pci_p2pdma_enable_show);
 #ifdef CONFIG_DEBUG_FS
 /*
  * One line per provider and PCI endpoint: the map type and distance a
- * driver would get, and for a refusal, why. Reading fills the caches.
+ * driver would get, what decided it, and for a refusal, why. The format
+ * is versioned (see p2pdma.rst): fields are only ever added before the
+ * reason, with a new version number. Reading works every route out again
+ * and refreshes the caches.
  */
 static int p2p_routes_show(struct seq_file *m, void *unused)
 {
 	struct pci_dev *provider = NULL, *client;
 	struct p2p_route r;
-	char why[160];
+	char why[256];
 
-	seq_puts(m, "provider client map_type distance reason\n");
+	seq_puts(m, "# p2pdma routes v2\n"
+		 "# provider client map_type distance policy acs host_bridge reason\n");
 	for_each_pci_dev(provider) {
 		if (!rcu_access_pointer(provider->p2pdma))
 			continue;
@@ -1583,16 +1964,26 @@ static int p2p_routes_show(struct seq_file *m, void *unused)
 		for_each_pci_dev(client) {
 			if (client->hdr_type != PCI_HEADER_TYPE_NORMAL)
 				continue;
-			p2p_route_lookup(provider, &client->dev, &r);
+			p2p_route_get_pci(provider, client, &r, true);
+			p2p_route_explain(&r, why, sizeof(why));
 			seq_printf(m, "%s %s %s ", pci_name(provider),
 				   pci_name(client), p2p_map_type_name(r.map));
-			if (r.map == PCI_P2PDMA_MAP_NOT_SUPPORTED) {
-				p2p_route_reason(provider, &client->dev, why,
-						 sizeof(why));
-				seq_printf(m, "- %s\n", why);
-			} else {
-				seq_printf(m, "%u -\n", r.distance);
-			}
+			if (r.map == PCI_P2PDMA_MAP_NOT_SUPPORTED)
+				seq_puts(m, "- ");
+			else
+				seq_printf(m, "%u ", r.distance);
+			if (r.map == PCI_P2PDMA_MAP_BUS_ADDR)
+				seq_puts(m, "- ");
+			else
+				seq_printf(m, "%s ", r.override ? "override" : "builtin");
+			seq_printf(m, "%s ", r.acs_dev ? pci_name(r.acs_dev) : "-");
+			if (r.map == PCI_P2PDMA_MAP_NOT_SUPPORTED && r.host_bridge)
+				seq_printf(m, "%04x:%02x ",
+					   pci_domain_nr(r.host_bridge->bus),
+					   r.host_bridge->bus->number);
+			else
+				seq_puts(m, "- ");
+			seq_printf(m, "%s\n", why);
 		}
 	}
 	return 0;
