@@ -50,6 +50,11 @@ while scn=$(printenv "P2P_SCN_$i"); do
 	IFS=, read -r name P2P_SRC P2P_MEM P2P_DST P2P_EXPECT_SRC P2P_EXPECT_DST <<< "$scn"
 	export P2P_SCENARIO=$name P2P_SRC P2P_MEM P2P_DST P2P_EXPECT_SRC P2P_EXPECT_DST
 	suite "$name/e2e" "$top/tests/guest/e2e.sh"
+	# Routes that cross host bridges: the pci_p2pdma.host_bridges override.
+	if [[ $name == hostbridge* ]]; then
+		suite "$name/host_bridge_policy" env P2P_BIN="$top/build/bin" \
+			"$sel/host_bridge_policy.sh"
+	fi
 	if [ "$i" = 1 ] && wanted nvmet_configfs; then
 		suite "$name/nvmet_configfs" "$sel/nvmet_configfs.sh"
 	fi

@@ -1,0 +1,198 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The host bridge policy override, pci_p2pdma.host_bridges: its runtime
+# knob, its boot-time form, malformed values, and what it does to a route
+# that crosses host bridges, seen in the debugfs routes file and by the
+# DMA mapping path (O_DIRECT into P2P memory, bytes compared).
+#
+# A topology whose provider-to-source route is refused by default (the
+# "hostbridge" one: the q35 host bridge is not known to route P2P) is
+# allowed with allow rules, by domain:bus and by vendor:device; one whose
+# route goes through the host bridge by default ("hostbridge-amd": AMD
+# Zen) is refused with deny rules. Every change is undone at the end.
+# Environment: P2P_MEM, P2P_SRC (NVMe serials), P2P_EXPECT_SRC (the
+# default map type from the provider to the source), P2P_BIN (directory
+# of p2pcopy; default: the checkout's build/bin).
+dir=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=/dev/null
+. "$dir/../kselftest/ktap_helpers.sh"
+# shellcheck source=tools/testing/selftests/p2pdma/p2pdma_lib.sh
+. "$dir/p2pdma_lib.sh"
+
+knob=/sys/module/pci_p2pdma/parameters/host_bridges
+routes=/sys/kernel/debug/p2pdma/routes
+p2pcopy=${P2P_BIN:-$dir/../../../../build/bin}/p2pcopy
+
+ktap_print_header
+mem=$(nvme_bdf "${P2P_MEM:-}") && src=$(nvme_bdf "${P2P_SRC:-}") &&
+	own=$(nvme_blk "$P2P_MEM") && src_blk=$(nvme_blk "$P2P_SRC")
+if [ -z "${own:-}" ] || [ -z "${src_blk:-}" ] || [ ! -e "$knob" ] ||
+   [ ! -r "$routes" ] || [ ! -x "$p2pcopy" ]; then
+	ktap_skip_all "needs NVMe P2P_MEM and P2P_SRC, $knob, $routes and $p2pcopy"
+	exit "$KSFT_SKIP"
+fi
+case ${P2P_EXPECT_SRC:-} in
+refused | through-host-bridge) ;;
+*)
+	ktap_skip_all "the route to the source does not cross a host bridge (${P2P_EXPECT_SRC:-unset})"
+	exit "$KSFT_SKIP"
+	;;
+esac
+if [ "$P2P_EXPECT_SRC" = refused ]; then ktap_set_plan 20; else ktap_set_plan 19; fi
+
+# result NAME WANT GOT
+result() {
+	if [ "$2" = "$3" ]; then
+		ktap_test_pass "$1"
+	else
+		ktap_print_msg "expected '$2', got '$3'"
+		ktap_test_fail "$1"
+	fi
+}
+
+# field N: field N of the routes line from the provider to the source
+# (3 map_type, 4 distance, 5 policy, 8 reason: the rest of the line)
+field() {
+	awk -v p="$mem" -v c="$src" -v n="$1" '$1 == p && $2 == c {
+		if (n < 8) { print $n; exit }
+		for (i = 1; i < 8; i++) sub(/^[^ ]* /, "")
+		print; exit }' "$routes"
+}
+
+# root_bus BDF: DDDD:BB of the root bus above the device
+root_bus() {
+	local p
+	p=$(readlink -f "/sys/bus/pci/devices/$1")
+	p=${p#/sys/devices/pci}
+	echo "${p%%/*}"
+}
+
+# id_of DDDD:BB: vendor:device of the function at 00.0 of that root bus,
+# the one that identifies its host bridge in our topologies
+id_of() {
+	local d=/sys/bus/pci/devices/$1:00.0 v dv
+	v=$(cat "$d/vendor" 2>/dev/null) && dv=$(cat "$d/device" 2>/dev/null) || return 1
+	echo "${v#0x}:${dv#0x}"
+}
+
+# set_knob VALUE: write it; prints the error of a failed write
+set_knob() {
+	{ echo "$1" > "$knob"; } 2>&1
+}
+
+# mark: put a numbered marker into the kernel log (KUnit, which runs at
+# boot, logs the same kind of lines); logged_since PATTERN: how many
+# lines since the last marker contain PATTERN (a fixed string).
+marks=0
+mark() {
+	marks=$((marks + 1))
+	echo "host_bridge_policy.sh: mark $marks" > /dev/kmsg
+}
+logged_since() {
+	dmesg | sed -n "/host_bridge_policy.sh: mark $marks\$/,\$p" | grep -cF "$1"
+}
+
+# copy: O_DIRECT from the source into the provider's P2P memory, then to
+# the provider's own namespace; prints "ok", "refused" (EREMOTEIO on the
+# read) or what went wrong.
+copy() {
+	local rc
+	"$p2pcopy" -m "$mem" -s "$src_blk" -d "$own" -n $((4 << 20)) -c 1048576 \
+		-S $((40 << 20)) -D $((40 << 20)) >/dev/null 2>/tmp/p2pcopy.err
+	rc=$?
+	case $rc in
+	0)
+		dd if="$own" of=/tmp/policy.back bs=1M skip=40 count=4 iflag=direct status=none
+		if cmp -s /tmp/policy.pattern /tmp/policy.back; then echo ok; else echo "bytes differ"; fi
+		;;
+	3) echo refused ;;
+	*) echo "p2pcopy exit $rc: $(head -n 1 /tmp/p2pcopy.err)" ;;
+	esac
+}
+
+dd if=/dev/urandom of=/tmp/policy.pattern bs=1M count=4 status=none
+dd if=/tmp/policy.pattern of="$src_blk" bs=1M seek=40 oflag=direct conv=fsync status=none
+
+# --- the knob and the command line ---------------------------------------
+boot=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^pci_p2pdma\.host_bridges=//p' | tail -n 1)
+result knob_is_root_writable "644 root" "$(stat -c '%a %U' "$knob")"
+result knob_reads_command_line_value "$boot" "$(cat "$knob")"
+if [ -n "$boot" ]; then
+	want=1
+else
+	want=0
+fi
+result boot_policy_logged_once "$want" \
+	"$(dmesg | grep -c "host bridge policy from the command line: $boot\$")"
+
+# --- malformed values: EINVAL, a reason in dmesg, nothing changed ----------
+bad=0
+for v in permit:all allow:0000:8 allow:zz:00 'allow:all,' allow:8086:29c00; do
+	mark
+	err=$(set_knob "$v")
+	n=$(logged_since "pci_p2pdma.host_bridges: '$v' rejected")
+	if [[ $err != *"Invalid argument"* ]] || [ "$n" != 1 ] ||
+	   [ "$(cat "$knob")" != "$boot" ]; then
+		ktap_print_msg "'$v': write said '$err', $n dmesg lines, knob now '$(cat "$knob")'"
+		bad=1
+	fi
+done
+result malformed_values_einval_and_unchanged 0 "$bad"
+
+# --- the default route ----------------------------------------------------
+result "default_route_is_$P2P_EXPECT_SRC" "$P2P_EXPECT_SRC builtin" "$(field 3) $(field 5)"
+hb_mem=$(root_bus "$mem") hb_src=$(root_bus "$src")
+rules_bus="allow:$hb_mem"
+[ "$hb_src" != "$hb_mem" ] && rules_bus+=",allow:$hb_src"
+id_mem=$(id_of "$hb_mem") && id_src=$(id_of "$hb_src")
+rules_id="allow:$id_mem"
+[ "$id_src" != "$id_mem" ] && rules_id+=",allow:$id_src"
+
+if [ "$P2P_EXPECT_SRC" = refused ]; then
+	result default_refusal_names_the_rule_that_allows_it 1 \
+		"$(field 8 | grep -c "pci_p2pdma.host_bridges=allow:")"
+	result default_copy_refused_eremoteio refused "$(copy)"
+
+	# allow by domain:bus
+	mark
+	result allow_by_bus_accepted "" "$(set_knob "$rules_bus")"
+	result allow_by_bus_logged 1 "$(logged_since "host bridge policy changed to '$rules_bus'")"
+	result allow_by_bus_route "through-host-bridge override allowed by pci_p2pdma.host_bridges" \
+		"$(field 3) $(field 5) $(field 8)"
+	result allow_by_bus_copy_bytes_match ok "$(copy)"
+	# allow by vendor:device
+	result allow_by_id_accepted "" "$(set_knob "$rules_id")"
+	result allow_by_id_route "through-host-bridge override" "$(field 3) $(field 5)"
+	result allow_by_id_copy_bytes_match ok "$(copy)"
+	# a rule for another host bridge changes nothing
+	result other_rule_accepted "" "$(set_knob "allow:ffff:ff")"
+	result other_rule_route "refused builtin" "$(field 3) $(field 5)"
+	# back to the command line's
+	result restore_accepted "" "$(set_knob "$boot")"
+	result restored_route_refused "refused builtin" "$(field 3) $(field 5)"
+	result restored_copy_refused_eremoteio refused "$(copy)"
+else
+	result default_copy_bytes_match ok "$(copy)"
+	result default_route_has_no_reason - "$(field 8)"
+
+	# deny everything
+	mark
+	result deny_all_accepted "" "$(set_knob deny:all)"
+	result deny_all_logged 1 "$(logged_since "host bridge policy changed to 'deny:all'")"
+	result deny_all_route "refused override" "$(field 3) $(field 5)"
+	result deny_all_reason_names_rule 1 \
+		"$(field 8 | grep -c 'denied by pci_p2pdma.host_bridges rule deny:all$')"
+	result deny_all_copy_refused_eremoteio refused "$(copy)"
+	# deny by vendor:device; allow rules first win
+	result deny_by_id_accepted "" "$(set_knob "deny:$id_mem")"
+	result deny_by_id_route "refused override" "$(field 3) $(field 5)"
+	result allow_before_deny_wins "through-host-bridge override" \
+		"$(set_knob "$rules_bus,deny:all"; field 3) $(field 5)"
+	# back to the command line's
+	result restore_accepted "" "$(set_knob "$boot")"
+	result restored_route "through-host-bridge builtin" "$(field 3) $(field 5)"
+	result restored_copy_bytes_match ok "$(copy)"
+fi
+result knob_back_to_command_line_value "$boot" "$(cat "$knob")"
+ktap_finished
