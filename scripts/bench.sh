@@ -49,6 +49,30 @@ hook_bench() {
 	fi
 }
 
+# The tree's own Kconfig in $1 lacks the generic provider's entry, which
+# config/base.config enables: give it that one entry of ours (p2pmem-pci.c,
+# linked by prepare-tree.sh, uses only the public P2PDMA API, so it builds
+# on the tree's own core), and its Makefile line. Replaced, never edited.
+hook_p2pmem_pci() {
+	local pci=$1/drivers/pci
+	ln -sfn "$top/drivers/pci/p2pmem-pci.c" "$pci/p2pmem-pci.c"
+	rm -f "$pci/Kconfig.p2pmem-pci"
+	awk '/^config PCI_P2PMEM_PCI$/ { p = 1; print; next }
+		p && /^(config|menuconfig|endmenu|source|if|endif)( |$)/ { p = 0 }
+		p' "$top/Kconfig" > "$pci/Kconfig.p2pmem-pci"
+	if ! grep -q 'Kconfig.p2pmem-pci' "$pci/Kconfig"; then
+		awk -v last="$(grep -n '^endif' "$pci/Kconfig" | tail -n 1 | cut -d: -f1)" '
+			NR == last { print "source \"drivers/pci/Kconfig.p2pmem-pci\"" }
+			{ print }' "$pci/Kconfig" > "$pci/Kconfig.new"
+		mv "$pci/Kconfig.new" "$pci/Kconfig"
+	fi
+	if ! grep -q 'p2pmem-pci\.o' "$pci/Makefile"; then
+		{ cat "$pci/Makefile"; echo "obj-\$(CONFIG_PCI_P2PMEM_PCI)	+= p2pmem-pci.o"; } \
+			> "$pci/Makefile.new"
+		mv "$pci/Makefile.new" "$pci/Makefile"
+	fi
+}
+
 prepare_trees() {
 	"$top/scripts/prepare-tree.sh"
 	hook_bench "$shared"
@@ -66,6 +90,7 @@ prepare_trees() {
 		touch "$intree/.bench-intree"
 	fi
 	hook_bench "$intree"
+	hook_p2pmem_pci "$intree"
 }
 
 build_kernels() {

@@ -54,6 +54,16 @@ if ! grep -q 'p2pdma-kunit/' "$mk"; then
 	mv "$mk.new" "$mk"
 fi
 
+# The generic provider driver (PCI_P2PMEM_PCI, in our Kconfig), a file the
+# tree does not have. It uses only the public P2PDMA API, so it stays in
+# place with --pristine too; a tree whose Kconfig lacks the symbol (bench's
+# linux-intree) sees "obj- +=" and builds nothing.
+ln -sfn "$top/drivers/pci/p2pmem-pci.c" "$tree/drivers/pci/p2pmem-pci.c"
+if ! grep -q 'p2pmem-pci\.o' "$mk"; then
+	{ cat "$mk"; echo "obj-\$(CONFIG_PCI_P2PMEM_PCI)	+= p2pmem-pci.o"; } > "$mk.new"
+	mv "$mk.new" "$mk"
+fi
+
 # Replace the tree's PCI_P2PDMA Kconfig entry by a 'source' of ours.
 kc=$tree/drivers/pci/Kconfig
 ln -sfn "$top/Kconfig" "$tree/drivers/pci/Kconfig.p2pdma"
