@@ -70,3 +70,26 @@ write_bounded() {
 	done
 	wait "$_wb_pid"
 }
+
+# ivshmem_bdf [VENDOR:DEVICE]: PCI address of the machine's one ivshmem
+# device (default: P2P_IVSHMEM, else 1af4:1110); it has no serial number.
+ivshmem_bdf() {
+	_id=${1:-${P2P_IVSHMEM:-1af4:1110}}
+	for d in /sys/bus/pci/devices/*; do
+		{ read -r _v < "$d/vendor" && read -r _d < "$d/device"; } || continue
+		[ "${_v#0x}:${_d#0x}" = "$_id" ] && { basename "$d"; return 0; }
+	done
+	echo "no PCI device $_id (ivshmem)" >&2
+	return 1
+}
+
+# bind_p2pmem_pci BDF: bind the generic provider driver to BDF the
+# administrator's way (driver_override, then drivers_probe), printing each
+# command; succeeds once the device has P2P memory.
+bind_p2pmem_pci() {
+	echo "  # echo p2pmem-pci > /sys/bus/pci/devices/$1/driver_override"
+	echo p2pmem-pci > "/sys/bus/pci/devices/$1/driver_override" || return 1
+	echo "  # echo $1 > /sys/bus/pci/drivers_probe"
+	write_bounded 60 "$1" /sys/bus/pci/drivers_probe || return 1
+	[ -d "/sys/bus/pci/devices/$1/p2pmem" ]
+}

@@ -119,6 +119,13 @@ nvme() {
 	# buffer of 4 KiB by default; 64 MiB lets a whole I/O through at once.
 	dev "nvme,serial=$serial,drive=d-$serial,bus=$bus,x-max-bounce-buffer-size=67108864$extra"
 }
+# ivshmem ID BUS SIZE: an ivshmem-plain device whose BAR 2 (64-bit,
+# prefetchable) is SIZE (a power of two, e.g. 256M) of shared host RAM; no
+# driver binds it until the guest binds p2pmem-pci to it (1af4:1110).
+ivshmem() {
+	qargs+=(-object "memory-backend-ram,id=mem-$1,size=$3,share=on")
+	dev "ivshmem-plain,memdev=mem-$1,bus=$2,id=$1"
+}
 for t in "${topo_names[@]}"; do
 	# shellcheck source=/dev/null
 	. "$top/qemu/topologies/$t.sh"

@@ -1,7 +1,18 @@
 # shellcheck shell=bash
-# Sourced by qemu/run.sh, which defines dev, nvme, cpu, kernel_arg and scenario.
+# Sourced by qemu/run.sh, which defines dev, nvme, ivshmem, cpu, guest_env,
+# kernel_arg and scenario.
 # The hostbridge topology with an AMD Zen guest CPU, whose root complex
-# routes P2P between host bridges: the same paths are allowed.
+# routes P2P between host bridges: the same paths are allowed. Plus an
+# ivshmem-plain device (256 MiB BAR 2) on a root port of its own, which the
+# guest binds to p2pmem-pci: both NVMe reach it through the host bridge.
+#
+#  pcie.0 --+-- p2pY (CMB)
+#           +-- pxb1 (root bus 0x80) -- rp9 -- p2pX (CMB, the P2P memory)
+#           +-- rp10 -- ivhb (ivshmem, 256 MiB BAR 2)
 hb_cpu=EPYC,vendor=AuthenticAMD hb_name=hostbridge_amd hb_expect=through-host-bridge
 # shellcheck source=qemu/topologies/hostbridge.sh
 . "$(dirname "${BASH_SOURCE[0]}")/hostbridge.sh"
+dev pcie-root-port,id=rp10,bus=pcie.0,chassis=10,slot=10,addr=0xa
+ivshmem ivhb rp10 256M
+guest_env P2P_IVSHMEM=1af4:1110
+guest_env P2P_IVSHMEM_SCN=hostbridge_amd_ivshmem,p2pX,p2pY,through-host-bridge,through-host-bridge

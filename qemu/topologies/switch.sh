@@ -1,11 +1,15 @@
 # shellcheck shell=bash
-# Sourced by qemu/run.sh, which defines dev, nvme, cpu, kernel_arg and scenario.
+# Sourced by qemu/run.sh, which defines dev, nvme, ivshmem, cpu, guest_env,
+# kernel_arg and scenario.
 # Two NVMe controllers with a CMB below one PCIe switch (x3130), a third
 # NVMe on another root port. p2pA reaches p2pB's CMB by bus address;
-# p2pC has to go through the host bridge.
+# p2pC has to go through the host bridge. An ivshmem-plain device below
+# the same switch has 1 GiB of RAM-backed BAR: the guest binds p2pmem-pci
+# to it, and p2pA and p2pB reach it by bus address too.
 #
 #  pcie.0 -- rp1 -- up1 (switch) --+-- dn1 -- p2pA (CMB)
 #        |                         +-- dn2 -- p2pB (CMB, the P2P memory)
+#        |                         +-- dn3 -- ivsw (ivshmem, 1 GiB BAR 2)
 #        +-- rp2 -- p2pC
 dev pcie-root-port,id=rp1,bus=pcie.0,chassis=1,slot=1,addr=0x4
 dev x3130-upstream,id=up1,bus=rp1
@@ -15,5 +19,11 @@ dev pcie-root-port,id=rp2,bus=pcie.0,chassis=4,slot=2,addr=0x5
 nvme p2pA dn1 64
 nvme p2pB dn2 64
 nvme p2pC rp2
+dev xio3130-downstream,id=dn3,bus=up1,chassis=30,slot=2
+ivshmem ivsw dn3 1G
+# The one ivshmem of the machine (found by 1af4:1110), and the roles of its
+# suite: name, source, destination and the map types expected to them.
+guest_env P2P_IVSHMEM=1af4:1110
+guest_env P2P_IVSHMEM_SCN=switch_ivshmem,p2pA,p2pB,bus-address,bus-address
 #        name   source memory destination expected-to-source expected-to-destination
 scenario switch p2pA   p2pB   p2pC        bus-address        refused
