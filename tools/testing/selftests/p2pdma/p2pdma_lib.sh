@@ -29,3 +29,14 @@ nvme_blk() {
 	done
 	return 1
 }
+
+# ivshmem_bdf [VENDOR:DEVICE]: PCI address of the one ivshmem device
+# (default: P2P_IVSHMEM, else 1af4:1110); it has no serial number.
+ivshmem_bdf() {
+	local id=${1:-${P2P_IVSHMEM:-1af4:1110}} d v dv
+	for d in /sys/bus/pci/devices/*; do
+		{ read -r v < "$d/vendor" && read -r dv < "$d/device"; } || continue
+		[ "${v#0x}:${dv#0x}" = "$id" ] && { echo "${d##*/}"; return 0; }
+	done
+	return 1
+}

@@ -7,6 +7,9 @@
  * Devices are found by NVMe serial number, never by nvmeN name, from the
  * environment (the QEMU harness sets them from the topology):
  *   P2P_MEM         serial of the NVMe whose CMB is the P2P memory
+ *   P2P_MEM_BDF     or instead the PCI address of a provider that is not an
+ *                   NVMe (p2pmem-pci bound to an ivshmem device, say); the
+ *                   cases that need the provider's own namespace then SKIP
  *   P2P_SRC/P2P_DST serials of a source and a destination NVMe
  *   P2P_EXPECT_SRC  map type from the provider to the source:
  *   P2P_EXPECT_DST  "bus-address", "through-host-bridge" or "refused"
@@ -146,8 +149,11 @@ static int wait_p2pmem(const char *bdf)
 
 #define BIND_TIMEOUT_S	60
 
+/* The driver the provider was bound to when the case began. */
+static char provider_drv[64] = "nvme";
+
 /*
- * Bind or unbind the provider's NVMe driver. The write happens in a child
+ * Bind or unbind the provider's driver (provider_drv). The write happens in a child
  * process and is waited for at most BIND_TIMEOUT_S seconds: an unbind that
  * never ends (a leaked page reference keeps memunmap_pages() waiting) then
  * fails the test that did it, by name, instead of hanging the whole run.
@@ -159,7 +165,8 @@ static int set_bound(const char *bdf, bool bind)
 	int status, i;
 	pid_t pid;
 
-	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/nvme/%s", bind ? "bind" : "unbind");
+	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/%s", provider_drv,
+		 bind ? "bind" : "unbind");
 	pid = fork();
 	if (pid < 0)
 		return -1;
@@ -245,11 +252,33 @@ FIXTURE(p2pmem) {
 	int fd;
 };
 
+/* Remember the driver @bdf is bound to, for set_bound(); 0 on success. */
+static int remember_driver(const char *bdf)
+{
+	char path[PATH_MAX], buf[PATH_MAX], *base;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", bdf);
+	if (!realpath(path, buf))
+		return -1;
+	base = strrchr(buf, '/');
+	snprintf(provider_drv, sizeof(provider_drv), "%s", base + 1);
+	return 0;
+}
+
 FIXTURE_SETUP(p2pmem)
 {
+	const char *bdf = getenv("P2P_MEM_BDF");
+
 	self->fd = -1;
-	if (find_nvme(getenv("P2P_MEM"), &self->mem))
+	if (bdf && *bdf) {
+		/* A provider that is not an NVMe: no namespace of its own. */
+		snprintf(self->mem.bdf, sizeof(self->mem.bdf), "%s", bdf);
+		self->mem.blk[0] = '\0';
+	} else if (find_nvme(getenv("P2P_MEM"), &self->mem)) {
 		SKIP(return, "no NVMe with serial P2P_MEM=%s", getenv("P2P_MEM") ?: "(unset)");
+	}
+	if (remember_driver(self->mem.bdf))
+		SKIP(return, "%s is bound to no driver", self->mem.bdf);
 	self->have_src = !find_nvme(getenv("P2P_SRC"), &self->src);
 	self->have_dst = !find_nvme(getenv("P2P_DST"), &self->dst);
 	self->size = read_ull(P2PMEM "size", self->mem.bdf);
@@ -283,6 +312,8 @@ TEST_F(p2pmem, size_matches_advertised_cmb)
 	unsigned int cmbsz;
 	int fd;
 
+	if (strcmp(provider_drv, "nvme"))
+		SKIP(return, "the provider is not an NVMe (driver %s)", provider_drv);
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource0", self->mem.bdf);
 	fd = open(path, O_RDONLY);
 	ASSERT_LE(0, fd);
@@ -743,6 +774,8 @@ TEST_F(p2pmem, odirect_p2pmem_to_destination)
 /* The provider's own namespace always reaches its CMB (distance 0). */
 TEST_F(p2pmem, odirect_provider_namespace_both_ways)
 {
+	if (!self->mem.blk[0])
+		SKIP(return, "the provider %s has no namespace", self->mem.bdf);
 	odirect_read_leg(_metadata, self, self->mem.blk, "bus-address");
 	odirect_write_leg(_metadata, self, self->mem.blk, "bus-address");
 }
@@ -753,6 +786,8 @@ TEST_F(p2pmem, buffered_read_into_p2pmem_copies_by_cpu)
 	unsigned char *ram, *p;
 	int dfd, bfd;
 
+	if (!self->mem.blk[0])
+		SKIP(return, "the provider %s has no namespace", self->mem.bdf);
 	ASSERT_EQ(0, posix_memalign((void **)&ram, 4096, MIB));
 	fill(ram, MIB, 17);
 	dfd = open(self->mem.blk, O_RDWR | O_DIRECT);
@@ -768,6 +803,19 @@ TEST_F(p2pmem, buffered_read_into_p2pmem_copies_by_cpu)
 	close(bfd);
 	close(dfd);
 	free(ram);
+}
+
+/*
+ * A namespace whose O_DIRECT I/O reaches the P2P memory: the provider's
+ * own, else the source's if its route is not refused; NULL if none.
+ */
+static const char *reachable_blk(FIXTURE_DATA(p2pmem) * self)
+{
+	if (self->mem.blk[0])
+		return self->mem.blk;
+	if (self->have_src && strcmp(expect_map("P2P_EXPECT_SRC"), "refused"))
+		return self->src.blk;
+	return NULL;
 }
 
 /* --- concurrency ------------------------------------------------------ */
@@ -822,19 +870,22 @@ static void *worker_fn(void *arg)
  */
 TEST_F_TIMEOUT(p2pmem, threads_map_io_unmap_then_all_returned, 120)
 {
+	const char *blk = reachable_blk(self);
 	struct worker w[4];
 	pthread_t t[4];
 	int i, fd, rounds = 0;
 	unsigned char *ref;
 
+	if (!blk)
+		SKIP(return, "no namespace reaches the P2P memory of %s", self->mem.bdf);
 	ASSERT_EQ(0, posix_memalign((void **)&ref, 4096, MIB));
 	fill(ref, MIB, 23);
-	fd = open(self->mem.blk, O_RDWR | O_DIRECT);
+	fd = open(blk, O_RDWR | O_DIRECT);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ((ssize_t)MIB, pwrite(fd, ref, MIB, DISK_OFF));
 	close(fd);
 	for (i = 0; i < 4; i++) {
-		w[i] = (struct worker){ .alloc_path = self->path, .blk = self->mem.blk,
+		w[i] = (struct worker){ .alloc_path = self->path, .blk = blk,
 					.ref = ref, .id = i, .until = now() + 5 };
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, worker_fn, &w[i]));
 	}
@@ -1095,6 +1146,8 @@ TEST_F_TIMEOUT(p2pmem, unbind_during_odirect_io, 120)
 	const char *blk = self->have_src &&
 		strcmp(expect_map("P2P_EXPECT_SRC"), "refused") ? self->src.blk : self->mem.blk;
 
+	if (!blk[0])
+		SKIP(return, "no namespace reaches the P2P memory of %s", self->mem.bdf);
 	r.fd = open(blk, O_RDONLY | O_DIRECT);
 	ASSERT_LE(0, r.fd);
 	r.p = map_p2p(self->fd, MIB);
