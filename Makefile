@@ -27,9 +27,14 @@ deps:
 kernel-release kernel-debug: kernel-%: deps
 	@scripts/build-kernel.sh $*
 
-tools: deps build/bin/p2pcopy build/bin/p2pmap build/bin/p2pbench
+tools: deps build/bin/p2pcopy build/bin/p2pmap build/bin/p2pbench build/bin/p2pdma
 
 build/bin/%: tools/%.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -o $@ $<
+
+# The route tool for operators (tools/pci/p2pdma, libc only).
+build/bin/p2pdma: tools/pci/p2pdma/p2pdma.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 

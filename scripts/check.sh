@@ -11,6 +11,8 @@
 #   sphinx      Documentation/driver-api/pci/p2pdma.rst alone, with the
 #               kernel's kernel-doc extension, warnings as errors
 #   shell       shellcheck on every shell script in the repository
+#   tool        the route tool's test against a fake sysfs tree
+#               (tools/pci/p2pdma/test.sh)
 # Prints "check: N passed, N failed" last and exits non-zero on a failure.
 #
 # Usage: scripts/check.sh [step...]   (default: all steps)
@@ -26,8 +28,8 @@ log_dir=$out/logs
 mkdir -p "$log_dir"
 
 # Our C sources and headers, as paths relative to $top.
-mapfile -t c_files < <(cd "$top" && ls drivers/pci/p2pdma.c include/linux/pci-p2pdma.h \
-	kunit/*.[ch] 2>/dev/null)
+mapfile -t c_files < <(cd "$top" && ls drivers/pci/p2pdma.c drivers/pci/p2pmem-pci.c \
+	include/linux/pci-p2pdma.h kunit/*.[ch] tools/pci/p2pdma/p2pdma.c 2>/dev/null)
 # Our shell scripts: tracked ones plus new ones not yet added.
 mapfile -t sh_files < <(cd "$top" && git ls-files --cached --others --exclude-standard '*.sh')
 
@@ -44,17 +46,18 @@ step_build() {
 	local blog=$log_dir/build.log
 	# Force our object to be compiled again so that W=1 sees it; C=2 runs
 	# sparse on every file of the directory anyway.
-	rm -f "$out/drivers/pci/p2pdma.o"
+	rm -f "$out/drivers/pci/p2pdma.o" "$out/drivers/pci/p2pmem-pci.o"
 	if ! "$top/scripts/build-kernel.sh" debug "$out" C=2 W=1 drivers/pci/ >"$blog" 2>&1; then
 		cat "$blog"
 		echo "build failed"
 		return 1
 	fi
 	# Findings in the tree's own files are not ours to fix; ours fail.
-	if grep -E '(p2pdma[^/: ]*\.[ch]|pci-p2pdma\.h|kunit/[^: ]+\.[ch]):[0-9]+(:[0-9]+)?: (warning|error)' "$blog"; then
+	if grep -E '(p2pdma[^/: ]*\.[ch]|p2pmem-pci\.c|pci-p2pdma\.h|kunit/[^: ]+\.[ch]):[0-9]+(:[0-9]+)?: (warning|error)' "$blog"; then
 		return 1
 	fi
 	[ -f "$out/drivers/pci/p2pdma.o" ] || { echo "p2pdma.o was not built"; return 1; }
+	[ -f "$out/drivers/pci/p2pmem-pci.o" ] || { echo "p2pmem-pci.o was not built"; return 1; }
 	echo "$(grep -cE ': (warning|error)' "$blog") findings in the tree's own drivers/pci files ignored"
 }
 
@@ -95,6 +98,11 @@ step_sphinx() {
 		-c "$sphinx_dir" -d "$sphinx_dir/doctrees" "$sphinx_dir/src" "$sphinx_dir/html"
 }
 
+# The route tool against a fake sysfs tree (no guest needed).
+step_tool() {
+	"$top/tools/pci/p2pdma/test.sh"
+}
+
 step_shellcheck() {
 	command -v shellcheck >/dev/null || {
 		echo "shellcheck is not installed (run 'make deps')"
@@ -103,7 +111,7 @@ step_shellcheck() {
 	(cd "$top" && shellcheck -x -f gcc "${sh_files[@]}")
 }
 
-steps=(checkpatch build kernel_doc sphinx shellcheck)
+steps=(checkpatch build kernel_doc sphinx shellcheck tool)
 [ $# -eq 0 ] || steps=("$@")
 for step in "${steps[@]}"; do
 	step=${step//-/_}

@@ -61,6 +61,10 @@ while scn=$(printenv "P2P_SCN_$i"); do
 	if [ "$i" = 1 ] && wanted fio_verify; then
 		suite "$name/fio_verify" "$sel/fio_verify.sh"
 	fi
+	if [ "$i" = 1 ] && wanted p2pdma_tool; then
+		suite "$name/p2pdma_tool" env P2PDMA_TOOL="$top/build/bin/p2pdma" \
+			"$sel/p2pdma_tool.sh"
+	fi
 	if [ "$i" = 1 ] && wanted p2pdma_test; then
 		suite "$name/p2pdma_test" "$sel/p2pdma_test"
 	else
