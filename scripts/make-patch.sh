@@ -82,22 +82,42 @@ message() {
 	topology) cat <<-'EOF'
 		PCI/P2PDMA: Allow routes through host bridges known to forward P2P
 
-		Forwarding peer-to-peer requests between root ports, or between
-		host bridges, is optional for a root complex (PCIe r6.0 sec 1.3.1),
-		so a device cannot say whether it works. Allow such a route, with
-		an ordinary DMA mapping (PCI_P2PDMA_MAP_THRU_HOST_BRIDGE), where
-		the CPU is an AMD Zen (family 17h) or later, or where the function
-		that identifies the root complex (the first device of the root
-		bus, if it is at 00.0 or is a root port) has one of a list of
-		Intel Xeon device IDs; some of those forward only between their
-		own root ports. A PCI bus notifier records each host bridge's
-		verdict in process context, so that working out a route, which
-		dma_map_sg() may do in atomic context, only looks it up.
+		Forwarding peer-to-peer requests between root ports, or between host
+		bridges, is optional for a root complex (PCIe r6.0 sec 1.3.1), so a
+		device cannot say whether it works. Allow such a route, with an
+		ordinary DMA mapping (PCI_P2PDMA_MAP_THRU_HOST_BRIDGE), where the
+		CPU is an AMD Zen (family 17h) or later, or where the function that
+		identifies the root complex (the first device of the root bus, if
+		it is at 00.0 or is a root port) has one of a list of Intel Xeon
+		device IDs; some of those forward only between their own root
+		ports. A PCI bus notifier records each host bridge's identifying
+		function and verdict in process context, so that working out a
+		route, which dma_map_sg() may do in atomic context, only looks it
+		up.
+
+		Also add the pci_p2pdma.host_bridges parameter, which overrides that
+		built-in policy for the host bridges it names: comma-separated
+		allow:SEL and deny:SEL rules, first match wins, where SEL is "all",
+		a host bridge by PCI domain and root bus (DDDD:BB) or by the vendor
+		and device ID of its identifying function (VVVV:DDDD). A deny
+		refuses routes through that host bridge even on AMD Zen; an allow
+		permits them through a root complex the built-in table does not
+		know or marks as routing only within itself. No list of root
+		complexes is ever complete, and some platforms claim P2P support
+		and corrupt or drop the traffic: this lets an operator with an
+		unknown root complex, or with a broken one, decide without waiting
+		for a new kernel. It is set on the kernel command line or at runtime
+		in /sys/module/pci_p2pdma/parameters/host_bridges. A malformed value
+		is rejected with a log line naming the bad rule, a policy from the
+		command line and every change are logged, and a change at runtime
+		flushes the route verdicts cached under the old policy (a seqlock
+		keeps a verdict computed during the change from being cached).
 
 		A route through the root complex costs 1024 per host bridge on top
 		of its link count, so a provider below a common switch is always
 		preferred. A refused route's log line names the bridge with ACS
-		redirect and the host bridge that refuses.
+		redirect and the host bridge that refuses, with the rule that would
+		allow it, or the pci_p2pdma.host_bridges rule that denied it.
 		EOF
 		;;
 	userspace) cat <<-'EOF'
@@ -121,10 +141,22 @@ message() {
 		PCI/P2PDMA: Show route verdicts in debugfs
 
 		Add /sys/kernel/debug/p2pdma/routes: one line per provider and PCI
-		function with the map type and distance a driver would get, and for
-		a refused route the reason (the bridge with ACS redirect, the host
-		bridge that does not forward peer-to-peer traffic). It answers "why
-		does this pair not do P2P" without adding a driver.
+		function, with the verdict a driver would get. The format is
+		versioned so that tools can parse it: a "# p2pdma routes v2" line
+		and a header line naming the fields come first, then 8
+		space-separated fields per route: provider, client, map type,
+		distance, policy, acs, host_bridge and reason. The policy column
+		says what decided a route through the root complex, the built-in
+		host bridge policy ("builtin") or a pci_p2pdma.host_bridges rule
+		("override"); acs names the function whose ACS redirect forces the
+		root complex path; host_bridge (DDDD:BB) names the host bridge that
+		refuses. The reason, last so that it may contain spaces, explains a
+		refusal and names the knob: the pci_p2pdma.host_bridges rule that
+		would allow the route, or the rule that denied it. Fields absent
+		for a route are "-". A later version only adds fields before the
+		reason. Reading the file works every route out again and refreshes
+		the cached verdicts. It answers "why does this pair not do P2P"
+		without adding a driver.
 		EOF
 		;;
 	tests) cat <<-'EOF'
@@ -132,8 +164,9 @@ message() {
 
 		Add KUnit suites (CONFIG_PCI_P2PDMA_KUNIT_TEST) that build fake PCI
 		hierarchies in memory, served by a fake pci_ops, and check the
-		routing decisions, distances, the route cache, provider choice,
-		the allocator and the configfs parsing without touching hardware.
+		routing decisions, the pci_p2pdma.host_bridges rules, distances,
+		the route cache, provider choice, the allocator and the configfs
+		parsing without touching hardware.
 
 		Add a black-box suite (CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST), an
 		object of its own that uses only the exported API, so that it
@@ -150,6 +183,22 @@ message() {
 		and O_DIRECT interface with its error numbers, the debugfs file,
 		the nvmet p2pmem attribute and the known limitations. The API
 		reference comes from the kernel-doc comments.
+		EOF
+		;;
+	p2pmem-pci) cat <<-'EOF'
+		PCI/P2PDMA: Add p2pmem-pci, a P2P memory provider for any memory BAR
+
+		Some devices expose plain memory through a BAR (memory cards, FPGAs
+		with BAR RAM, an emulated ivshmem device) and have no driver that
+		registers it as P2P memory. p2pmem-pci is a PCI driver without a
+		device ID table: an administrator binds it with driver_override or
+		new_id, and it registers the largest 64-bit prefetchable memory BAR
+		(or the BAR and range the bar=, offset= and size= parameters choose)
+		with pci_p2pdma_add_resource() and publishes it (publish=). It checks
+		the BAR, range and alignment itself, so that a refusal names the
+		parameter to change, and shows what it registered in the device's
+		p2pmem_pci/ sysfs directory, whose publish file withdraws or offers
+		the memory again. Everything is device-managed.
 		EOF
 		;;
 	*) echo "make-patch: no message for stage $1" >&2; exit 1 ;;
@@ -216,7 +265,11 @@ for p in "$series"/*.patch; do
 		echo "make-patch: FAIL: drivers/pci/ does not build after $(basename "$p")" >&2
 		exit 1
 	fi
-	if grep -E '(p2pdma[^/: ]*\.[ch]|pci-p2pdma\.h):[0-9]+:[0-9]+: (warning|error)' "$out/build.log" >&2; then
+	if [ -f "$check/drivers/pci/p2pmem-pci.c" ] && [ ! -f "$out/drivers/pci/p2pmem-pci.o" ]; then
+		echo "make-patch: FAIL: p2pmem-pci.c not built after $(basename "$p")" >&2
+		exit 1
+	fi
+	if grep -E '(p2pdma[^/: ]*\.[ch]|p2pmem-pci\.c|pci-p2pdma\.h):[0-9]+:[0-9]+: (warning|error)' "$out/build.log" >&2; then
 		echo "make-patch: FAIL: warnings in our files after $(basename "$p")" >&2
 		exit 1
 	fi
