@@ -16,3 +16,5 @@ dev pcie-root-port,id=rp10,bus=pcie.0,chassis=10,slot=10,addr=0xa
 ivshmem ivhb rp10 256M
 guest_env P2P_IVSHMEM=1af4:1110
 guest_env P2P_IVSHMEM_SCN=hostbridge_amd_ivshmem,p2pX,p2pY,through-host-bridge,through-host-bridge
+# A 256 MiB ivshmem: too small for the 1 GiB case (switch has 1 GiB).
+expect_skip 'hostbridge_amd_ivshmem/p2pdma_test_ivshmem: p2pmem.one_gib_*'

@@ -80,7 +80,9 @@ done
 # ivshmem as the provider.
 ivshmem_cases=(-t cpu_writes_read_back -t new_mapping_reads_zero_after_another_process
 	       -t odirect_source_into_p2pmem -t odirect_p2pmem_to_destination
-	       -t threads_map_io_unmap_then_all_returned -t unbind_revokes_mapping_with_sigbus
+	       -t threads_map_io_unmap_then_all_returned
+	       -t one_gib_mapping_zeroed_shared_odirect_partial_munmap
+	       -t unbind_revokes_mapping_with_sigbus
 	       -t unbind_revokes_mapping_in_forked_child -t mmap_races_unbind
 	       -t unbind_during_odirect_io -t unbind_rebind_stress
 	       -t mapping_of_used_memory_reads_zero)

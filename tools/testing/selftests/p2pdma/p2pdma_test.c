@@ -899,6 +899,82 @@ TEST_F_TIMEOUT(p2pmem, threads_map_io_unmap_then_all_returned, 120)
 	free(ref);
 }
 
+/* --- a gigabyte --------------------------------------------------------- */
+
+#define GIB		(1024 * MIB)
+#define PAGE_MARK(off)	((uint64_t)(off) ^ 0x5a5a5a5a5a5a5a5aULL)
+
+/*
+ * One 1 GiB mapping: every page reads zero, a forked child sees the
+ * parent's bytes and the parent the child's, O_DIRECT lands at its far
+ * end, and unmapping half returns exactly that half while the other keeps
+ * its data. Needs 1 GiB available (the switch topology's ivshmem); the
+ * 64 MiB CMBs skip it, as their topologies declare. A soft lockup or hung
+ * task while mapping fails the boot's console check.
+ */
+TEST_F_TIMEOUT(p2pmem, one_gib_mapping_zeroed_shared_odirect_partial_munmap, 300)
+{
+	const char *blk = reachable_blk(self);
+	unsigned char *p, *ref;
+	long bad = -1, nz;
+	size_t off;
+	int fd, status;
+	pid_t pid;
+
+	if (self->avail < (long long)GIB)
+		SKIP(return, "%s has %lld bytes available, not 1 GiB",
+		     self->mem.bdf, self->avail);
+	ASSERT_NE(NULL, blk) TH_LOG("no namespace reaches %s", self->mem.bdf);
+	p = map_p2p(self->fd, GIB);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap of 1 GiB: %s", strerror(errno));
+	EXPECT_EQ(self->avail - (long long)GIB, available(self->mem.bdf));
+
+	/* Zeroed: the first 64 bytes of every page, the last 2 MiB whole. */
+	for (off = 0; off < GIB && bad < 0; off += 4096) {
+		nz = first_nonzero(p + off, 64);
+		if (nz >= 0)
+			bad = off + nz;
+	}
+	EXPECT_EQ(-1, bad) TH_LOG("byte %ld of the new mapping is not zero", bad);
+	EXPECT_EQ(-1, first_nonzero(p + GIB - 2 * MIB, 2 * MIB));
+
+	/* Shared with a child, both ways. */
+	for (off = 0; off < GIB; off += 4096)
+		*(uint64_t *)(p + off) = PAGE_MARK(off);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		for (off = 0; off < GIB; off += 4096)
+			if (*(uint64_t *)(p + off) != PAGE_MARK(off))
+				_exit(1);
+		*(uint64_t *)(p + GIB - 8) = 0xc0ffee;
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died of signal %d", WTERMSIG(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("the child saw other bytes");
+	EXPECT_EQ(0xc0ffee, *(uint64_t *)(p + GIB - 8));
+
+	/* O_DIRECT from the NVMe into the last 4 MiB. */
+	ASSERT_EQ(0, posix_memalign((void **)&ref, 4096, 4 * MIB));
+	fill(ref, 4 * MIB, 31);
+	fd = open(blk, O_RDWR | O_DIRECT);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)(4 * MIB), pwrite(fd, ref, 4 * MIB, DISK_OFF));
+	EXPECT_EQ((ssize_t)(4 * MIB), pread(fd, p + GIB - 4 * MIB, 4 * MIB, DISK_OFF));
+	EXPECT_EQ(0, memcmp(p + GIB - 4 * MIB, ref, 4 * MIB));
+	close(fd);
+	free(ref);
+
+	/* Half back to the pool, page for page; the other half unchanged. */
+	ASSERT_EQ(0, munmap(p + GIB / 2, GIB / 2));
+	EXPECT_EQ(self->avail - (long long)(GIB / 2), available(self->mem.bdf));
+	EXPECT_EQ(PAGE_MARK(GIB / 2 - 4096), *(uint64_t *)(p + GIB / 2 - 4096));
+	EXPECT_EQ(PAGE_MARK(0), *(uint64_t *)p);
+	ASSERT_EQ(0, munmap(p, GIB / 2));
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
 /* --- unbinding the provider --------------------------------------------- */
 
 /*
