@@ -92,21 +92,24 @@ if [ -n "$iv_bdf" ]; then
 	[ -n "$iv_dst" ] || fail "fewer than two NVMe reach the P2P memory of $iv_bdf"
 	s=$(nvme_blk "$iv_src") || fail "no namespace on $iv_src"
 	d=$(nvme_blk "$iv_dst") || fail "no namespace on $iv_dst"
-	echo "== O_DIRECT copy of $mib MiB: $s ($iv_src) -> P2P memory of $iv_bdf (ivshmem) -> $d ($iv_dst)"
+	echo "== O_DIRECT copy of $mib MiB: $s ($iv_src) -> P2P memory of $iv_bdf (ivshmem) -> $d ($iv_dst),"
+	echo "   against the same copy through host RAM: three rounds, alternating, bytes compared each time"
 	dd if=/tmp/pattern of="$s" bs=1M oflag=direct conv=fsync status=none || fail "writing the pattern to $s"
-	"$p2pcopy" -m "$iv_bdf" -s "$s" -d "$d" -n $((mib << 20)) -c 1048576 -D $((16 << 20)) \
-		> /tmp/iv-p2p || fail "P2P copy through $iv_bdf"
-	cat /tmp/iv-p2p
-	dd if="$d" of=/tmp/readback bs=1M skip=16 count=$mib iflag=direct status=none || fail "reading back $d"
-	cmp /tmp/pattern /tmp/readback || fail "bytes differ after the P2P copy through $iv_bdf"
-	echo "  $mib MiB verified byte for byte on $d"
-	echo "== Same copy through host RAM"
-	"$p2pcopy" -r -s "$s" -d "$d" -n $((mib << 20)) -c 1048576 -D 0 > /tmp/iv-ram || fail "RAM copy"
-	cat /tmp/iv-ram
-	dd if="$d" of=/tmp/readback bs=1M count=$mib iflag=direct status=none || fail "reading back $d"
-	cmp /tmp/pattern /tmp/readback || fail "bytes differ after the RAM copy"
-	p2p=$(mbps /tmp/iv-p2p) ram=$(mbps /tmp/iv-ram)
-	echo "  ivshmem P2P $p2p MB/s, host RAM $ram MB/s: P2P/RAM = $(awk -v p="$p2p" -v r="$ram" 'BEGIN { printf "%.2f", p / r }')"
+	p2p=0 ram=0
+	for round in 1 2 3; do
+		"$p2pcopy" -m "$iv_bdf" -s "$s" -d "$d" -n $((mib << 20)) -c 1048576 -D $((16 << 20)) \
+			> /tmp/iv-p2p || fail "P2P copy through $iv_bdf"
+		dd if="$d" of=/tmp/readback bs=1M skip=16 count=$mib iflag=direct status=none || fail "reading back $d"
+		cmp -s /tmp/pattern /tmp/readback || fail "bytes differ after the P2P copy through $iv_bdf"
+		"$p2pcopy" -r -s "$s" -d "$d" -n $((mib << 20)) -c 1048576 -D 0 > /tmp/iv-ram || fail "RAM copy"
+		dd if="$d" of=/tmp/readback bs=1M count=$mib iflag=direct status=none || fail "reading back $d"
+		cmp -s /tmp/pattern /tmp/readback || fail "bytes differ after the RAM copy"
+		p=$(mbps /tmp/iv-p2p) r=$(mbps /tmp/iv-ram)
+		echo "  round $round: P2P $p MB/s, host RAM $r MB/s, $mib MiB verified both ways"
+		p2p=$(awk -v a="$p2p" -v b="$p" 'BEGIN { print (b > a ? b : a) }')
+		ram=$(awk -v a="$ram" -v b="$r" 'BEGIN { print (b > a ? b : a) }')
+	done
+	echo "  best of 3: ivshmem P2P $p2p MB/s, host RAM $ram MB/s: P2P/RAM = $(awk -v p="$p2p" -v r="$ram" 'BEGIN { printf "%.2f", p / r }')"
 fi
 
 echo "== Providers after the copies"
