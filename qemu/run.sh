@@ -120,10 +120,13 @@ nvme() {
 	dev "nvme,serial=$serial,drive=d-$serial,bus=$bus,x-max-bounce-buffer-size=67108864$extra"
 }
 # ivshmem ID BUS SIZE: an ivshmem-plain device whose BAR 2 (64-bit,
-# prefetchable) is SIZE (a power of two, e.g. 256M) of shared host RAM; no
-# driver binds it until the guest binds p2pmem-pci to it (1af4:1110).
+# prefetchable) is SIZE (a power of two, e.g. 256M) of host RAM; no driver
+# binds it until the guest binds p2pmem-pci to it (1af4:1110). The memory
+# is private to QEMU (share=off), like the guest's own RAM: with share=on
+# (host shared memory) the emulated NVMe's DMA into it ran at 0.7-0.8 of
+# its DMA into guest RAM, which measured the host, not the P2P path.
 ivshmem() {
-	qargs+=(-object "memory-backend-ram,id=mem-$1,size=$3,share=on")
+	qargs+=(-object "memory-backend-ram,id=mem-$1,size=$3,share=off")
 	dev "ivshmem-plain,memdev=mem-$1,bus=$2,id=$1"
 }
 for t in "${topo_names[@]}"; do
