@@ -187,11 +187,12 @@ c.replace('\thb_p = pci_find_host_bridge(provider->bus);\n'
           '\tr->why = P2P_HOST_BRIDGE_UNKNOWN;\n'
           '\tr->map = PCI_P2PDMA_MAP_NOT_SUPPORTED;\n')
 # p2p_route_get_pci(): no policy sequence to watch, no override bit.
-c.replace('\tunsigned int policy_seq;\n'
-          '\n'
-          '\t/* A policy change while we work makes this verdict uncacheable. */\n'
-          '\tpolicy_seq = read_seqbegin(&p2p_policy_lock);\n',
-          '\n')
+c.replace('\tunsigned int policy_seq;\n')
+c.replace('\t/*\n'
+          '\t * A policy change while we work makes this verdict uncacheable. A\n'
+          '\t * cache hit needs no such check: the change drops every entry.\n'
+          '\t */\n'
+          '\tpolicy_seq = read_seqbegin(&p2p_policy_lock);\n')
 c.replace('\t\tr->override = v & P2P_PACK_OVERRIDE;\n')
 c.replace('\t\t\t\t  (r->override ? P2P_PACK_OVERRIDE : 0) |\n')
 c.replace('\t\t/*\n'

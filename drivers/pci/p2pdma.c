@@ -742,8 +742,6 @@ static void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
 	void *entry = NULL;
 	unsigned int policy_seq;
 
-	/* A policy change while we work makes this verdict uncacheable. */
-	policy_seq = read_seqbegin(&p2p_policy_lock);
 	rcu_read_lock();
 	p2p = rcu_dereference(provider->p2pdma);
 	if (p2p && !fresh)
@@ -760,6 +758,11 @@ static void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
 		return;
 	}
 
+	/*
+	 * A policy change while we work makes this verdict uncacheable. A
+	 * cache hit needs no such check: the change drops every entry.
+	 */
+	policy_seq = read_seqbegin(&p2p_policy_lock);
 	p2p_route_compute(provider, cdev, r);
 	if (p2p) {
 		unsigned long v = FIELD_PREP(P2P_PACK_MAP, r->map) |
