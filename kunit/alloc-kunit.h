@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Allocator suite: the provider's pool gets one small chunk, as
+ * Allocator suite: the provider's pool gets one small region, as
  * pci_p2pdma_add_resource() would add it, but backed by ordinary pages
- * instead of ZONE_DEVICE pages of a BAR, and owned by a percpu_ref of the
- * test's own. Its bus address is that of the fake BAR 0 plus
- * ALLOC_BAR_OFFSET. Included by p2pdma-kunit.h.
+ * instead of ZONE_DEVICE pages of a BAR, with a percpu_ref of the test's
+ * own in place of the pgmap's. Its bus address is that of the fake BAR 0
+ * plus ALLOC_BAR_OFFSET. Included by p2pdma-kunit.h.
  */
 
 #define ALLOC_ORDER		4
@@ -14,16 +14,27 @@
 static struct fake_pci *al_fp;
 static struct fake_fn *al_prov, *al_plain;
 static struct page *al_pages;
-static struct percpu_ref al_ref;
+static struct p2p_region al_region;
 static bool al_ref_live;
 
 static void al_ref_release(struct percpu_ref *ref)
 {
 }
 
+static struct pci_p2pdma *al_p2p(void)
+{
+	return rcu_dereference_protected(al_prov->pdev->p2pdma, 1);
+}
+
 static struct gen_pool *al_pool(void)
 {
-	return rcu_dereference_protected(al_prov->pdev->p2pdma, 1)->pool;
+	return al_p2p()->pool;
+}
+
+/* What p2pmem/available shows: the pool, the per-CPU caches, clearing. */
+static size_t al_avail(void)
+{
+	return p2p_available(al_p2p());
 }
 
 static pci_bus_addr_t al_bus_base(void)
@@ -33,7 +44,7 @@ static pci_bus_addr_t al_bus_base(void)
 
 static long al_refs(void)
 {
-	return atomic_long_read(&al_ref.data->count);
+	return atomic_long_read(&al_region.pgmap.ref.data->count);
 }
 
 static void al_suite_exit(struct kunit_suite *suite)
@@ -42,7 +53,7 @@ static void al_suite_exit(struct kunit_suite *suite)
 	fake_pci_destroy(al_fp);
 	al_fp = NULL;
 	if (al_ref_live)
-		percpu_ref_exit(&al_ref);
+		percpu_ref_exit(&al_region.pgmap.ref);
 	al_ref_live = false;
 	if (al_pages)
 		__free_pages(al_pages, ALLOC_ORDER);
@@ -84,15 +95,20 @@ static int al_suite_init(struct kunit_suite *suite)
 	if (!al_pages)
 		goto fail;
 	/* Atomic mode, so that the tests can read the count. */
-	ret = percpu_ref_init(&al_ref, al_ref_release, PERCPU_REF_INIT_ATOMIC,
-			      GFP_KERNEL);
+	memset(&al_region, 0, sizeof(al_region));
+	ret = percpu_ref_init(&al_region.pgmap.ref, al_ref_release,
+			      PERCPU_REF_INIT_ATOMIC, GFP_KERNEL);
 	if (ret)
 		goto fail;
 	al_ref_live = true;
-	ret = gen_pool_add_owner(al_pool(),
-				 (unsigned long)page_address(al_pages),
-				 al_bus_base(), ALLOC_POOL, NUMA_NO_NODE,
-				 &al_ref);
+	al_region.provider = al_prov->pdev;
+	ret = p2p_region_bitmap(&al_prov->pdev->dev, &al_region, ALLOC_POOL);
+	if (ret)
+		goto fail;
+	mutex_lock(&p2p_setup_lock);
+	ret = p2p_region_add(al_p2p(), &al_region, page_address(al_pages),
+			     al_bus_base(), NUMA_NO_NODE);
+	mutex_unlock(&p2p_setup_lock);
 	if (ret)
 		goto fail;
 	return 0;
@@ -105,14 +121,14 @@ fail:
 /* Each case must leave the pool whole and the references balanced. */
 static void al_exit(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), ALLOC_POOL);
+	KUNIT_EXPECT_EQ(test, al_avail(), ALLOC_POOL);
 	KUNIT_EXPECT_EQ(test, al_refs(), 1);
 }
 
 static void alloc_pool_size_test(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, gen_pool_size(al_pool()), ALLOC_POOL);
-	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), ALLOC_POOL);
+	KUNIT_EXPECT_EQ(test, al_avail(), ALLOC_POOL);
 	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(al_prov->pdev));
 }
 
@@ -140,13 +156,13 @@ static void alloc_size_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, IS_ALIGNED((unsigned long)addr, PAGE_SIZE));
 	KUNIT_EXPECT_GE(test, (unsigned long)addr, base);
 	KUNIT_EXPECT_LE(test, (unsigned long)addr + size, base + ALLOC_POOL);
-	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()),
+	KUNIT_EXPECT_EQ(test, al_avail(),
 			ALLOC_POOL - PAGE_ALIGN(size));
 	KUNIT_EXPECT_EQ(test, pci_p2pmem_virt_to_bus(al_prov->pdev, addr),
 			al_bus_base() + ((unsigned long)addr - base));
 	KUNIT_EXPECT_EQ(test, al_refs(), 2);
 	pci_free_p2pmem(al_prov->pdev, addr, size);
-	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), ALLOC_POOL);
+	KUNIT_EXPECT_EQ(test, al_avail(), ALLOC_POOL);
 }
 
 /* Zero bytes, or more than the pool: NULL, nothing taken. */
@@ -156,7 +172,7 @@ static void alloc_too_much_test(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, pci_alloc_p2pmem(al_prov->pdev,
 						 ALLOC_POOL + 1));
 	KUNIT_EXPECT_NULL(test, pci_alloc_p2pmem(al_prov->pdev, SZ_1G));
-	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), ALLOC_POOL);
+	KUNIT_EXPECT_EQ(test, al_avail(), ALLOC_POOL);
 	KUNIT_EXPECT_EQ(test, al_refs(), 1);
 }
 
@@ -172,14 +188,14 @@ static void alloc_exhaust_test(struct kunit *test)
 		for (j = 0; j < i; j++)
 			KUNIT_EXPECT_PTR_NE(test, page[i], page[j]);
 	}
-	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), 0);
+	KUNIT_EXPECT_EQ(test, al_avail(), 0);
 	KUNIT_EXPECT_EQ(test, al_refs(), 1 + ARRAY_SIZE(page));
 	KUNIT_EXPECT_NULL(test, pci_alloc_p2pmem(al_prov->pdev, 1));
-	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), 0);
+	KUNIT_EXPECT_EQ(test, al_avail(), 0);
 	KUNIT_EXPECT_EQ(test, al_refs(), 1 + ARRAY_SIZE(page));
 
 	pci_free_p2pmem(al_prov->pdev, page[3], PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, al_avail(), PAGE_SIZE);
 	KUNIT_EXPECT_PTR_EQ(test, pci_alloc_p2pmem(al_prov->pdev, 100),
 			    page[3]);
 	KUNIT_EXPECT_NULL(test, pci_alloc_p2pmem(al_prov->pdev, 1));
@@ -248,7 +264,7 @@ static void alloc_closing_test(struct kunit *test)
 	WRITE_ONCE(p2p->closing, true);
 	KUNIT_EXPECT_NULL(test, pci_alloc_p2pmem(al_prov->pdev, PAGE_SIZE));
 	WRITE_ONCE(p2p->closing, false);
-	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), ALLOC_POOL);
+	KUNIT_EXPECT_EQ(test, al_avail(), ALLOC_POOL);
 }
 
 static const u32 sgl_lengths[] = {
@@ -281,7 +297,7 @@ static void alloc_sgl_test(struct kunit *test)
 					   PAGE_SIZE));
 	KUNIT_EXPECT_NE(test, pci_p2pmem_virt_to_bus(al_prov->pdev,
 						     sg_virt(sg)), 0);
-	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()),
+	KUNIT_EXPECT_EQ(test, al_avail(),
 			ALLOC_POOL - PAGE_ALIGN(len));
 	KUNIT_EXPECT_EQ(test, al_refs(), 2);
 	pci_p2pmem_free_sgl(al_prov->pdev, sg);
@@ -298,6 +314,264 @@ static void alloc_sgl_fail_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nents, 7);
 }
 
+/* Whether every page of [@first, @first + @n) of the pool is dirty. */
+static bool al_all_dirty(unsigned long first, unsigned long n)
+{
+	return find_next_zero_bit(al_region.dirty, first + n, first) ==
+	       first + n;
+}
+
+static bool al_all_clean(unsigned long first, unsigned long n)
+{
+	return find_next_bit(al_region.dirty, first + n, first) == first + n;
+}
+
+static unsigned long al_index(void *addr)
+{
+	return ((unsigned long)addr -
+		(unsigned long)page_address(al_pages)) >> PAGE_SHIFT;
+}
+
+/*
+ * A freed 4 KiB allocation stays on this CPU, still counted as available,
+ * and the next one of that size on this CPU gets it back.
+ */
+static void alloc_cache_reuse_test(struct kunit *test)
+{
+	size_t pool_after_free, avail_after_free;
+	void *a, *b;
+
+	p2p_cache_drain(al_p2p());
+	migrate_disable();
+	a = pci_alloc_p2pmem(al_prov->pdev, PAGE_SIZE);
+	if (a)
+		pci_free_p2pmem(al_prov->pdev, a, PAGE_SIZE);
+	pool_after_free = gen_pool_avail(al_pool());
+	avail_after_free = al_avail();
+	b = pci_alloc_p2pmem(al_prov->pdev, PAGE_SIZE);
+	migrate_enable();
+
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_EXPECT_EQ(test, pool_after_free, ALLOC_POOL - PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, avail_after_free, ALLOC_POOL);
+	KUNIT_EXPECT_PTR_EQ(test, b, a);
+	KUNIT_EXPECT_EQ(test, al_avail(), ALLOC_POOL - PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, al_refs(), 2);
+	if (b)
+		pci_free_p2pmem(al_prov->pdev, b, PAGE_SIZE);
+}
+
+/* An allocation the pool cannot serve takes back what the CPUs cache. */
+static void alloc_cache_drained_when_short_test(struct kunit *test)
+{
+	void *page[4], *all;
+	int i;
+
+	p2p_cache_drain(al_p2p());
+	for (i = 0; i < ARRAY_SIZE(page); i++)
+		page[i] = pci_alloc_p2pmem(al_prov->pdev, PAGE_SIZE);
+	for (i = 0; i < ARRAY_SIZE(page); i++) {
+		KUNIT_ASSERT_NOT_NULL(test, page[i]);
+		pci_free_p2pmem(al_prov->pdev, page[i], PAGE_SIZE);
+	}
+	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()),
+			ALLOC_POOL - ARRAY_SIZE(page) * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, al_avail(), ALLOC_POOL);
+
+	all = pci_alloc_p2pmem(al_prov->pdev, ALLOC_POOL);
+	KUNIT_ASSERT_NOT_NULL(test, all);
+	KUNIT_EXPECT_PTR_EQ(test, all, page_address(al_pages));
+	KUNIT_EXPECT_EQ(test, al_avail(), 0);
+	pci_free_p2pmem(al_prov->pdev, all, ALLOC_POOL);
+	KUNIT_EXPECT_TRUE(test, p2p_cache_drain(al_p2p()));
+	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), ALLOC_POOL);
+}
+
+/* Once an unbind has started, freed memory goes straight to the pool. */
+static void alloc_closing_free_skips_cache_test(struct kunit *test)
+{
+	void *a;
+
+	p2p_cache_drain(al_p2p());
+	a = pci_alloc_p2pmem(al_prov->pdev, PAGE_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	WRITE_ONCE(al_p2p()->closing, true);
+	pci_free_p2pmem(al_prov->pdev, a, PAGE_SIZE);
+	WRITE_ONCE(al_p2p()->closing, false);
+	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), ALLOC_POOL);
+	KUNIT_EXPECT_FALSE(test, p2p_cache_drain(al_p2p()));
+}
+
+/*
+ * A kernel user's memory is clean in the bitmap while held (the bits
+ * speak only for free memory) and dirty once it is back in the pool.
+ */
+static void alloc_kernel_free_marks_dirty_test(struct kunit *test)
+{
+	unsigned long i;
+	void *a;
+
+	p2p_cache_drain(al_p2p());
+	bitmap_zero(al_region.dirty, al_region.npages);
+	a = pci_alloc_p2pmem(al_prov->pdev, 3 * PAGE_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	i = al_index(a);
+	KUNIT_EXPECT_TRUE(test, al_all_clean(0, al_region.npages));
+	pci_free_p2pmem(al_prov->pdev, a, 3 * PAGE_SIZE);
+	KUNIT_EXPECT_TRUE(test, al_all_dirty(i, 3));
+	KUNIT_EXPECT_TRUE(test, al_all_clean(0, i));
+	KUNIT_EXPECT_TRUE(test, al_all_clean(i + 3, al_region.npages - i - 3));
+}
+
+/*
+ * The clearing work zeroes dirty free memory and marks it clean, never
+ * touches memory someone holds, and leaves "available" as it was.
+ */
+static void alloc_clear_work_test(struct kunit *test)
+{
+	unsigned char *base = page_address(al_pages), *held;
+	unsigned long i, first;
+
+	p2p_cache_drain(al_p2p());
+	memset(base, 0xaa, ALLOC_POOL);
+	bitmap_fill(al_region.dirty, al_region.npages);
+	/* As mmap() takes memory: its dirty bits stay until it clears. */
+	held = p2p_alloc(al_prov->pdev, 2 * PAGE_SIZE, 1, false);
+	KUNIT_ASSERT_NOT_NULL(test, held);
+	first = al_index(held);
+
+	p2p_clear_work_fn(&al_p2p()->clear_work.work);
+	for (i = 0; i < al_region.npages; i++) {
+		unsigned char *page = base + i * PAGE_SIZE;
+		bool is_held = i >= first && i < first + 2;
+
+		KUNIT_EXPECT_PTR_EQ_MSG(test, memchr_inv(page, is_held ? 0xaa : 0,
+							 PAGE_SIZE), NULL,
+					"page %lu", i);
+		KUNIT_EXPECT_EQ_MSG(test, test_bit(i, al_region.dirty), is_held,
+				    "page %lu", i);
+	}
+	KUNIT_EXPECT_EQ(test, al_avail(), ALLOC_POOL - 2 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, al_p2p()->clearing, 0);
+	pci_free_p2pmem(al_prov->pdev, held, 2 * PAGE_SIZE);
+	p2p_cache_drain(al_p2p());
+	KUNIT_EXPECT_TRUE(test, al_all_dirty(first, 2));
+}
+
+/* p2p_clean() zeroes the dirty pages of a range and only those. */
+static void alloc_clean_only_dirty_pages_test(struct kunit *test)
+{
+	unsigned char *all;
+	unsigned long i;
+
+	p2p_cache_drain(al_p2p());
+	all = p2p_alloc(al_prov->pdev, ALLOC_POOL, 1, false);
+	KUNIT_ASSERT_NOT_NULL(test, all);
+	memset(all, 0xaa, ALLOC_POOL);
+	bitmap_zero(al_region.dirty, al_region.npages);
+	set_bit(1, al_region.dirty);
+	bitmap_set(al_region.dirty, 5, 3);
+	p2p_clean(&al_region, 0, al_region.npages);
+	for (i = 0; i < al_region.npages; i++) {
+		bool was_dirty = i == 1 || (i >= 5 && i <= 7);
+
+		KUNIT_EXPECT_PTR_EQ_MSG(test,
+					memchr_inv(all + i * PAGE_SIZE,
+						   was_dirty ? 0 : 0xaa, PAGE_SIZE),
+					NULL, "page %lu", i);
+	}
+	KUNIT_EXPECT_TRUE(test, al_all_clean(0, al_region.npages));
+	pci_free_p2pmem(al_prov->pdev, all, ALLOC_POOL);
+	p2p_cache_drain(al_p2p());
+}
+
+/*
+ * mmap() takes the first clean run that is long enough, and first-fit
+ * memory (to be cleared) when there is none.
+ */
+static void alloc_mapping_prefers_clean_test(struct kunit *test)
+{
+	void *a, *b;
+	unsigned long i;
+
+	p2p_cache_drain(al_p2p());
+	bitmap_zero(al_region.dirty, al_region.npages);
+	bitmap_set(al_region.dirty, 0, 4);
+	a = p2p_alloc(al_prov->pdev, 2 * PAGE_SIZE, 1, false);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_EXPECT_EQ(test, al_index(a), 4);
+
+	/* Every other page dirty: no clean run of two pages. */
+	for (i = 0; i < al_region.npages; i += 2)
+		set_bit(i, al_region.dirty);
+	b = p2p_alloc(al_prov->pdev, 2 * PAGE_SIZE, 1, false);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	KUNIT_EXPECT_EQ(test, al_index(b), 0);
+	pci_free_p2pmem(al_prov->pdev, a, 2 * PAGE_SIZE);
+	pci_free_p2pmem(al_prov->pdev, b, 2 * PAGE_SIZE);
+	p2p_cache_drain(al_p2p());
+}
+
+/*
+ * Pages back from userspace gather in a run per CPU, counted as available,
+ * until a page that does not extend the run, a full run or a flush puts
+ * them into the pool; a written page leaves its mark at once.
+ */
+static void alloc_user_pages_gather_test(struct kunit *test)
+{
+	unsigned long base = (unsigned long)page_address(al_pages);
+	size_t pool_mid, avail_mid, pool_jump;
+	unsigned char *all;
+	int i;
+
+	p2p_cache_drain(al_p2p());
+	bitmap_zero(al_region.dirty, al_region.npages);
+	all = p2p_alloc(al_prov->pdev, ALLOC_POOL, 1, false);
+	KUNIT_ASSERT_PTR_EQ(test, all, (unsigned char *)base);
+
+	migrate_disable();
+	rcu_read_lock();
+	for (i = 0; i < 4; i++)
+		p2p_run_add(al_p2p(), &al_region, base + i * PAGE_SIZE, i == 2);
+	pool_mid = gen_pool_avail(al_pool());
+	avail_mid = al_avail();
+	/* Page 8 does not follow page 3: pages 0-3 go to the pool. */
+	p2p_run_add(al_p2p(), &al_region, base + 8 * PAGE_SIZE, false);
+	pool_jump = gen_pool_avail(al_pool());
+	rcu_read_unlock();
+	migrate_enable();
+
+	KUNIT_EXPECT_EQ(test, pool_mid, 0);
+	KUNIT_EXPECT_EQ(test, avail_mid, 4 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, pool_jump, 4 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, al_avail(), 5 * PAGE_SIZE);
+	KUNIT_EXPECT_TRUE(test, al_all_dirty(2, 1));
+	KUNIT_EXPECT_TRUE(test, al_all_clean(0, 2));
+	KUNIT_EXPECT_TRUE(test, al_all_clean(3, al_region.npages - 3));
+
+	p2p_runs_flush(al_p2p());
+	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), 5 * PAGE_SIZE);
+	/* The written page started the clearing work. */
+	flush_delayed_work(&al_p2p()->clear_work);
+	KUNIT_EXPECT_TRUE(test, al_all_clean(0, al_region.npages));
+	KUNIT_EXPECT_PTR_EQ(test, memchr_inv(all + 2 * PAGE_SIZE, 0, PAGE_SIZE),
+			    NULL);
+
+	rcu_read_lock();
+	for (i = 0; i < al_region.npages; i++)
+		if (i < 4 || i == 8)
+			continue;
+		else
+			p2p_run_add(al_p2p(), &al_region, base + i * PAGE_SIZE,
+				    false);
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ(test, al_avail(), ALLOC_POOL);
+	KUNIT_EXPECT_TRUE(test, p2p_cache_drain(al_p2p()));
+	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), ALLOC_POOL);
+	/* p2p_alloc() took one reference; the pages gave back none. */
+	percpu_ref_put(&al_region.pgmap.ref);
+}
+
 static struct kunit_case p2pdma_alloc_cases[] = {
 	KUNIT_CASE(alloc_pool_size_test),
 	KUNIT_CASE_PARAM(alloc_size_test, alloc_size_gen_params),
@@ -309,6 +583,14 @@ static struct kunit_case p2pdma_alloc_cases[] = {
 	KUNIT_CASE(alloc_closing_test),
 	KUNIT_CASE_PARAM(alloc_sgl_test, sgl_len_gen_params),
 	KUNIT_CASE(alloc_sgl_fail_test),
+	KUNIT_CASE(alloc_cache_reuse_test),
+	KUNIT_CASE(alloc_cache_drained_when_short_test),
+	KUNIT_CASE(alloc_closing_free_skips_cache_test),
+	KUNIT_CASE(alloc_kernel_free_marks_dirty_test),
+	KUNIT_CASE(alloc_clear_work_test),
+	KUNIT_CASE(alloc_clean_only_dirty_pages_test),
+	KUNIT_CASE(alloc_mapping_prefers_clean_test),
+	KUNIT_CASE(alloc_user_pages_gather_test),
 	{}
 };
 

@@ -33,6 +33,7 @@
 
 #include <kunit/static_stub.h>
 #include <linux/bitfield.h>
+#include <linux/bitmap.h>
 #include <linux/ctype.h>
 #include <linux/debugfs.h>
 #include <linux/dma-map-ops.h>
@@ -44,6 +45,7 @@
 #include <linux/moduleparam.h>
 #include <linux/pagemap.h>
 #include <linux/pci-p2pdma.h>
+#include <linux/percpu.h>
 #include <linux/percpu-refcount.h>
 #include <linux/random.h>
 #include <linux/rcupdate.h>
@@ -55,24 +57,66 @@
 #include <linux/string.h>
 #include <linux/sysfs.h>
 #include <linux/task_work.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include "pci.h"
 
+/*
+ * Sizes of the per-CPU allocation cache: 1, 2, 4, 8 and 16 pages (4 KiB to
+ * 64 KiB), up to P2P_CACHE_DEPTH of each on every CPU.
+ */
+#define P2P_CACHE_CLASSES	5
+#define P2P_CACHE_DEPTH		8
+/* Pages back from userspace that a CPU gathers before the pool sees them. */
+#define P2P_RUN_PAGES		512
+
+/*
+ * Memory recently freed by kernel users on one CPU, handed to the next
+ * allocation of the same size on that CPU without touching the pool. It
+ * counts as available. The lock is only ever contended by a drain.
+ */
+struct p2p_cpu_cache {
+	spinlock_t lock;		/* this CPU, and a drain */
+	unsigned long bytes;		/* held here, counted as available */
+	unsigned int count[P2P_CACHE_CLASSES];
+	unsigned long addr[P2P_CACHE_CLASSES][P2P_CACHE_DEPTH];
+	/* Pages back from userspace, not yet in the pool: p2p_run_add(). */
+	unsigned long run_start;
+	unsigned long run_pages;
+	bool run_dirty;
+};
+
 /* Per-provider state, reached through pdev->p2pdma under RCU. */
 struct pci_p2pdma {
-	struct gen_pool *pool;	/* free P2P memory; chunk owner = pgmap ref */
+	struct gen_pool *pool;	/* free P2P memory; chunk owner = p2p_region */
+	struct list_head regions;	/* p2p_region; only ever added to */
+	struct p2p_cpu_cache __percpu *cache;
+	struct delayed_work clear_work;	/* clears dirty free memory */
+	seqlock_t clear_lock;	/* pool + clearing, as "available" reads it */
+	unsigned long clearing;	/* bytes the clearing work holds */
+	atomic_t clear_waiters;	/* mmaps waiting for the clearing to pause */
 	struct xarray routes;	/* client key -> packed route verdict */
 	bool published;		/* offered to orchestrators and nvmet */
 	bool closing;		/* unbind started: hand out nothing more */
 	bool sysfs_added;	/* the p2pmem attribute group exists */
 };
 
-/* One range of a BAR registered with pci_p2pdma_add_resource(). */
+/*
+ * One range of a BAR registered with pci_p2pdma_add_resource(). A set bit
+ * in @dirty says the page may hold someone's data; a page that is free in
+ * the pool with its bit clear reads as zero. Bits change only for pages
+ * their changer holds (allocated, or being freed), one word at a time
+ * with an atomic operation, since a word covers pages of other owners.
+ */
 struct p2p_region {
 	struct dev_pagemap pgmap;
 	struct pci_dev *provider;
 	u64 bus_offset;		/* PCI bus address minus CPU physical address */
+	struct list_head node;	/* in pci_p2pdma.regions */
+	unsigned long kaddr;	/* kernel address of the first page */
+	unsigned long npages;
+	unsigned long *dirty;
 };
 
 static inline struct p2p_region *to_p2p_region(struct dev_pagemap *pgmap)
@@ -994,6 +1038,391 @@ int pci_p2pdma_distance_many(struct pci_dev *provider, struct device **clients,
 EXPORT_SYMBOL_GPL(pci_p2pdma_distance_many);
 
 /* ------------------------------------------------------------------ */
+/* The pool: clean and dirty memory, the per-CPU cache                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Regions are added under p2p_setup_lock and removed only after the last
+ * user of the provider is gone, so a walk needs no lock of its own.
+ */
+#define for_each_p2p_region(region, p2p) \
+	list_for_each_entry_rcu(region, &(p2p)->regions, node, true)
+
+static struct p2p_region *p2p_region_of(struct pci_p2pdma *p2p,
+					unsigned long addr)
+{
+	struct p2p_region *region;
+
+	for_each_p2p_region(region, p2p)
+		if (addr - region->kaddr < region->npages << PAGE_SHIFT)
+			return region;
+	return NULL;
+}
+
+static unsigned long p2p_page_index(struct p2p_region *region,
+				    unsigned long addr)
+{
+	return (addr - region->kaddr) >> PAGE_SHIFT;
+}
+
+/*
+ * Mark pages [@first, @first + @n) of @region dirty or clean. The caller
+ * holds them; neighbours in the same word may change at the same time.
+ */
+static void p2p_mark(struct p2p_region *region, unsigned long first,
+		     unsigned long n, bool dirty)
+{
+	unsigned long end = first + n, lo, hi, mask;
+
+	while (first < end) {
+		lo = first % BITS_PER_LONG;
+		hi = min_t(unsigned long, BITS_PER_LONG, lo + end - first);
+		mask = GENMASK(hi - 1, lo);
+		set_mask_bits(&region->dirty[BIT_WORD(first)], mask,
+			      dirty ? mask : 0);
+		first += hi - lo;
+	}
+}
+
+/*
+ * Zero the dirty pages among [@first, @first + @n) of @region, which the
+ * caller holds, and mark them clean. The kernel maps BAR memory uncached,
+ * where a store of 8 bytes is the most one instruction writes (memset64()).
+ * Returns whether any page was dirty.
+ */
+static bool p2p_clean(struct p2p_region *region, unsigned long first,
+		      unsigned long n)
+{
+	unsigned long end = first + n, i = first, j;
+	bool any = false;
+
+	while ((i = find_next_bit(region->dirty, end, i)) < end) {
+		j = find_next_zero_bit(region->dirty, end, i);
+		memset64((u64 *)(region->kaddr + (i << PAGE_SHIFT)), 0,
+			 ((j - i) << PAGE_SHIFT) / sizeof(u64));
+		p2p_mark(region, i, j - i, false);
+		i = j;
+		any = true;
+	}
+	return any;
+}
+
+/* Give memory back to the pool, marked dirty: a kernel user had it. */
+static void p2p_pool_free_dirty(struct pci_p2pdma *p2p,
+				struct p2p_region *region, unsigned long addr,
+				size_t size)
+{
+	p2p_mark(region, p2p_page_index(region, addr),
+		 DIV_ROUND_UP(size, PAGE_SIZE), true);
+	gen_pool_free(p2p->pool, addr, size);
+}
+
+/*
+ * Run the clearing work after @delay jiffies (or sooner, if it was already
+ * due sooner), unless the provider is closing: the unbind cancels the work
+ * after a grace period, and a caller inside an RCU read section that saw
+ * closing clear is done queueing by then.
+ */
+static void p2p_clear_kick_after(struct pci_p2pdma *p2p, unsigned long delay)
+{
+	guard(rcu)();
+	if (READ_ONCE(p2p->closing))
+		return;
+	if (delay)
+		queue_delayed_work(system_unbound_wq, &p2p->clear_work, delay);
+	else
+		mod_delayed_work(system_unbound_wq, &p2p->clear_work, 0);
+}
+
+static void p2p_clear_kick(struct pci_p2pdma *p2p)
+{
+	p2p_clear_kick_after(p2p, 0);
+}
+
+/*
+ * Put this CPU's run of pages back from userspace into the pool; the
+ * cache lock is held.
+ */
+static void p2p_run_flush(struct pci_p2pdma *p2p, struct p2p_cpu_cache *c)
+{
+	if (!c->run_pages)
+		return;
+	gen_pool_free(p2p->pool, c->run_start, c->run_pages << PAGE_SHIFT);
+	WRITE_ONCE(c->bytes, c->bytes - (c->run_pages << PAGE_SHIFT));
+	c->run_pages = 0;
+	if (c->run_dirty)
+		p2p_clear_kick(p2p);
+	c->run_dirty = false;
+}
+
+/*
+ * A page of @region at @addr came back from userspace, written (@dirty)
+ * or not. An munmap() returns its pages one at a time, in address order:
+ * they are gathered into one run per CPU and given to the pool together,
+ * up to P2P_RUN_PAGES at a time, instead of one bitmap update each. The
+ * next mmap(), the clearing work, a short pool and an unbind put a run
+ * that is still open into the pool. Called in an RCU read section.
+ */
+static void p2p_run_add(struct pci_p2pdma *p2p, struct p2p_region *region,
+			unsigned long addr, bool dirty)
+{
+	struct p2p_cpu_cache *c;
+	unsigned long flags;
+
+	if (dirty)
+		p2p_mark(region, p2p_page_index(region, addr), 1, true);
+	/* After an unbind's grace period nothing is held back. */
+	if (READ_ONCE(p2p->closing)) {
+		gen_pool_free(p2p->pool, addr, PAGE_SIZE);
+		return;
+	}
+	c = raw_cpu_ptr(p2p->cache);
+	spin_lock_irqsave(&c->lock, flags);
+	if (c->run_pages &&
+	    (addr != c->run_start + (c->run_pages << PAGE_SHIFT) ||
+	     c->run_pages == P2P_RUN_PAGES))
+		p2p_run_flush(p2p, c);
+	if (!c->run_pages)
+		c->run_start = addr;
+	c->run_pages++;
+	c->run_dirty |= dirty;
+	WRITE_ONCE(c->bytes, c->bytes + PAGE_SIZE);
+	spin_unlock_irqrestore(&c->lock, flags);
+}
+
+/* Put every CPU's open run into the pool. */
+static void p2p_runs_flush(struct pci_p2pdma *p2p)
+{
+	struct p2p_cpu_cache *c;
+	unsigned long flags;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		c = per_cpu_ptr(p2p->cache, cpu);
+		if (!READ_ONCE(c->run_pages))
+			continue;
+		spin_lock_irqsave(&c->lock, flags);
+		p2p_run_flush(p2p, c);
+		spin_unlock_irqrestore(&c->lock, flags);
+	}
+}
+
+/* The per-CPU cache class of an allocation of @size bytes, or -1. */
+static int p2p_cache_class(size_t size)
+{
+	unsigned long pages = DIV_ROUND_UP(size, PAGE_SIZE);
+
+	if (!is_power_of_2(pages) || pages > BIT(P2P_CACHE_CLASSES - 1))
+		return -1;
+	return ilog2(pages);
+}
+
+/*
+ * This CPU's cache (or, after a migration, another CPU's: the lock makes
+ * either correct). Interrupts are off because allocation and freeing are
+ * allowed in interrupt context.
+ */
+static unsigned long p2p_cache_get(struct pci_p2pdma *p2p, int class)
+{
+	struct p2p_cpu_cache *c = raw_cpu_ptr(p2p->cache);
+	unsigned long flags, addr = 0;
+
+	spin_lock_irqsave(&c->lock, flags);
+	if (c->count[class]) {
+		addr = c->addr[class][--c->count[class]];
+		WRITE_ONCE(c->bytes, c->bytes - (PAGE_SIZE << class));
+	}
+	spin_unlock_irqrestore(&c->lock, flags);
+	return addr;
+}
+
+static bool p2p_cache_put(struct pci_p2pdma *p2p, int class,
+			  unsigned long addr)
+{
+	struct p2p_cpu_cache *c = raw_cpu_ptr(p2p->cache);
+	unsigned long flags;
+	bool kept = false;
+
+	spin_lock_irqsave(&c->lock, flags);
+	if (c->count[class] < P2P_CACHE_DEPTH) {
+		c->addr[class][c->count[class]++] = addr;
+		WRITE_ONCE(c->bytes, c->bytes + (PAGE_SIZE << class));
+		kept = true;
+	}
+	spin_unlock_irqrestore(&c->lock, flags);
+	return kept;
+}
+
+/*
+ * Return every CPU's cached memory and open run to the pool: when an
+ * allocation finds the pool short, and at unbind. Returns whether there
+ * was any.
+ */
+static bool p2p_cache_drain(struct pci_p2pdma *p2p)
+{
+	struct p2p_cpu_cache *c;
+	unsigned long flags, addr;
+	bool any = false;
+	int cpu, class;
+
+	for_each_possible_cpu(cpu) {
+		c = per_cpu_ptr(p2p->cache, cpu);
+		if (!READ_ONCE(c->bytes))
+			continue;
+		spin_lock_irqsave(&c->lock, flags);
+		if (c->run_pages)
+			any = true;
+		p2p_run_flush(p2p, c);
+		for (class = 0; class < P2P_CACHE_CLASSES; class++) {
+			while (c->count[class]) {
+				addr = c->addr[class][--c->count[class]];
+				p2p_pool_free_dirty(p2p, p2p_region_of(p2p, addr),
+						    addr, PAGE_SIZE << class);
+				WRITE_ONCE(c->bytes,
+					   c->bytes - (PAGE_SIZE << class));
+				any = true;
+			}
+		}
+		spin_unlock_irqrestore(&c->lock, flags);
+	}
+	return any;
+}
+
+/*
+ * "available": free in the pool, held by the clearing work (a moment
+ * away from the pool, read consistently with it), and cached per CPU.
+ */
+static size_t p2p_available(struct pci_p2pdma *p2p)
+{
+	unsigned int seq;
+	size_t avail;
+	int cpu;
+
+	do {
+		seq = read_seqbegin(&p2p->clear_lock);
+		avail = gen_pool_avail(p2p->pool) + READ_ONCE(p2p->clearing);
+	} while (read_seqretry(&p2p->clear_lock, seq));
+	for_each_possible_cpu(cpu)
+		avail += READ_ONCE(per_cpu_ptr(p2p->cache, cpu)->bytes);
+	return avail;
+}
+
+/* genalloc algorithm: exactly the range at *@data, if all of it is free. */
+static unsigned long p2p_algo_exact(unsigned long *map, unsigned long size,
+				    unsigned long start, unsigned int nr,
+				    void *data, struct gen_pool *pool,
+				    unsigned long start_addr)
+{
+	unsigned long want = *(unsigned long *)data, bit;
+
+	if (want < start_addr)
+		return size;
+	bit = (want - start_addr) >> pool->min_alloc_order;
+	if (bit >= size || nr > size - bit ||
+	    find_next_bit(map, bit + nr, bit) < bit + nr)
+		return size;
+	return bit;
+}
+
+/*
+ * genalloc algorithm for mmap(): the first free run of @nr pages that are
+ * all clean (@data is the provider). Only a preference: p2p_clean() looks
+ * at the bits again once the pages are held.
+ */
+static unsigned long p2p_algo_clean(unsigned long *map, unsigned long size,
+				    unsigned long start, unsigned int nr,
+				    void *data, struct gen_pool *pool,
+				    unsigned long start_addr)
+{
+	struct p2p_region *region = p2p_region_of(data, start_addr);
+	unsigned long i = start, d;
+
+	if (!region || region->kaddr != start_addr)
+		return size;
+	for (;;) {
+		i = bitmap_find_next_zero_area(map, size, i, nr, 0);
+		if (i >= size)
+			return size;
+		d = find_next_bit(region->dirty, i + nr, i);
+		if (d >= i + nr)
+			return i;
+		i = find_next_zero_bit(region->dirty, size, d);
+	}
+}
+
+/*
+ * Take the free pages [@first, @first + *@n) of @region from the pool (or
+ * just the first if another user holds some of the others, setting *@n
+ * to 1), zero them and put them back clean. False if even the first page
+ * is in use: its user marks it again when it frees it.
+ */
+static bool p2p_clear_piece(struct pci_p2pdma *p2p, struct p2p_region *region,
+			    unsigned long first, unsigned long *n)
+{
+	unsigned long addr = region->kaddr + (first << PAGE_SHIFT), got;
+	size_t len = *n << PAGE_SHIFT;
+
+	write_seqlock(&p2p->clear_lock);
+	got = gen_pool_alloc_algo(p2p->pool, len, p2p_algo_exact, &addr);
+	if (!got && *n > 1) {
+		*n = 1;
+		len = PAGE_SIZE;
+		got = gen_pool_alloc_algo(p2p->pool, len, p2p_algo_exact, &addr);
+	}
+	if (got)
+		WRITE_ONCE(p2p->clearing, p2p->clearing + len);
+	write_sequnlock(&p2p->clear_lock);
+	if (!got)
+		return false;
+
+	p2p_clean(region, first, *n);
+
+	write_seqlock(&p2p->clear_lock);
+	gen_pool_free(p2p->pool, addr, len);
+	WRITE_ONCE(p2p->clearing, p2p->clearing - len);
+	write_sequnlock(&p2p->clear_lock);
+	return true;
+}
+
+/* How long after a registration the clearing work starts: 1 s. */
+#define P2P_CLEAR_DELAY	HZ
+
+/* Pages the clearing work takes from the pool at a time: 256 KiB. */
+#define P2P_CLEAR_PIECE	64
+
+/*
+ * Clear dirty free memory in the background, so that the next mmap() of
+ * "allocate" finds clean memory and only inserts it. Stops early for an
+ * unbind and for an mmap() that found the pool short (it may want the
+ * piece held here), which queues the work again when it is done.
+ */
+static void p2p_clear_work_fn(struct work_struct *work)
+{
+	struct pci_p2pdma *p2p = container_of(to_delayed_work(work),
+					      struct pci_p2pdma, clear_work);
+	struct p2p_region *region;
+	unsigned long i, n;
+
+	p2p_runs_flush(p2p);
+	for_each_p2p_region(region, p2p) {
+		for (i = 0;; i += n) {
+			i = find_next_bit(region->dirty, region->npages, i);
+			if (i >= region->npages)
+				break;
+			if (READ_ONCE(p2p->closing) ||
+			    atomic_read(&p2p->clear_waiters))
+				return;
+			n = find_next_zero_bit(region->dirty,
+					       min(region->npages,
+						   i + P2P_CLEAR_PIECE), i) - i;
+			if (!p2p_clear_piece(p2p, region, i, &n))
+				n = 1;
+			cond_resched();
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
 /* Provider registration and lifetime                                   */
 /* ------------------------------------------------------------------ */
 
@@ -1041,6 +1470,12 @@ static void p2p_provider_close(void *data)
 	 */
 	synchronize_rcu();
 	p2p_close_finish(pdev, p2p);
+	/*
+	 * Nothing queues the clearing work any more; what is cached per CPU
+	 * goes back to the pool, which outlives this.
+	 */
+	cancel_delayed_work_sync(&p2p->clear_work);
+	p2p_cache_drain(p2p);
 }
 
 /* Last devres action of a provider: nothing refers to its state now. */
@@ -1050,6 +1485,7 @@ static void p2p_provider_release(void *data)
 	struct pci_p2pdma *p2p = rcu_dereference_protected(pdev->p2pdma, 1);
 
 	p2p_provider_close(pdev);	/* in case no range was ever added */
+	cancel_delayed_work_sync(&p2p->clear_work);
 	RCU_INIT_POINTER(pdev->p2pdma, NULL);
 	synchronize_rcu();
 	xa_destroy(&p2p->routes);
@@ -1061,7 +1497,7 @@ static DEFINE_MUTEX(p2p_setup_lock);
 static struct pci_p2pdma *p2p_provider_setup(struct pci_dev *pdev)
 {
 	struct pci_p2pdma *p2p;
-	int ret;
+	int cpu, ret;
 
 	lockdep_assert_held(&p2p_setup_lock);
 
@@ -1074,10 +1510,18 @@ static struct pci_p2pdma *p2p_provider_setup(struct pci_dev *pdev)
 	if (!p2p)
 		return ERR_PTR(-ENOMEM);
 	xa_init_flags(&p2p->routes, XA_FLAGS_LOCK_IRQ);
+	INIT_LIST_HEAD(&p2p->regions);
+	INIT_DELAYED_WORK(&p2p->clear_work, p2p_clear_work_fn);
+	seqlock_init(&p2p->clear_lock);
 	p2p->pool = devm_gen_pool_create(&pdev->dev, PAGE_SHIFT,
 					 dev_to_node(&pdev->dev), NULL);
 	if (IS_ERR(p2p->pool))
 		return ERR_CAST(p2p->pool);
+	p2p->cache = devm_alloc_percpu(&pdev->dev, struct p2p_cpu_cache);
+	if (!p2p->cache)
+		return ERR_PTR(-ENOMEM);
+	for_each_possible_cpu(cpu)
+		spin_lock_init(&per_cpu_ptr(p2p->cache, cpu)->lock);
 
 	rcu_assign_pointer(pdev->p2pdma, p2p);
 	ret = devm_add_action_or_reset(&pdev->dev, p2p_provider_release, pdev);
@@ -1092,23 +1536,70 @@ static struct pci_p2pdma *p2p_provider_setup(struct pci_dev *pdev)
 	return p2p;
 }
 
-/* pgmap callback: the last reference to a page mapped to userspace went. */
+/*
+ * pgmap callback: the last reference to a page mapped to userspace went.
+ * The page is dirty only if someone wrote it: the unmap found its PTE
+ * dirty, or a writer that pinned it (O_DIRECT, RDMA) marked it dirty when
+ * it let go; both set PG_dirty. Otherwise it still reads as zero, as it
+ * did when it was mapped, and goes back clean.
+ */
 static void p2p_page_free(struct page *page)
 {
 	struct p2p_region *region = to_p2p_region(page->pgmap);
+	unsigned long addr = (unsigned long)page_to_virt(page);
+	bool dirty = folio_test_clear_dirty(page_folio(page));
 	struct pci_p2pdma *p2p;
-	struct percpu_ref *ref;
 
 	/* The provider state outlives every page: see p2p_provider_close(). */
 	p2p = rcu_dereference_protected(region->provider->p2pdma, 1);
-	gen_pool_free_owner(p2p->pool, (unsigned long)page_to_virt(page),
-			    PAGE_SIZE, (void **)&ref);
-	percpu_ref_put(ref);
+	scoped_guard(rcu)
+		p2p_run_add(p2p, region, addr, dirty);
+	percpu_ref_put(&region->pgmap.ref);
 }
 
 static const struct dev_pagemap_ops p2p_pgmap_ops = {
 	.page_free = p2p_page_free,
 };
+
+static void p2p_bitmap_free(void *bitmap)
+{
+	kvfree(bitmap);
+}
+
+/*
+ * The dirty bitmap of a region of @size bytes, device-managed. Allocated
+ * before the pages are, so that it is freed after they are gone.
+ */
+static int p2p_region_bitmap(struct device *dev, struct p2p_region *region,
+			     size_t size)
+{
+	region->npages = size >> PAGE_SHIFT;
+	region->dirty = kvmalloc_array(BITS_TO_LONGS(region->npages),
+				       sizeof(long), GFP_KERNEL);
+	if (!region->dirty)
+		return -ENOMEM;
+	return devm_add_action_or_reset(dev, p2p_bitmap_free, region->dirty);
+}
+
+/*
+ * Put @region's memory at @kaddr (bus address @bus) into @p2p's pool, all
+ * of it dirty: the BAR holds whatever it held before.
+ */
+static int p2p_region_add(struct pci_p2pdma *p2p, struct p2p_region *region,
+			  void *kaddr, u64 bus, int nid)
+{
+	int ret;
+
+	lockdep_assert_held(&p2p_setup_lock);
+	region->kaddr = (unsigned long)kaddr;
+	bitmap_fill(region->dirty, region->npages);
+	ret = gen_pool_add_owner(p2p->pool, region->kaddr, bus,
+				 region->npages << PAGE_SHIFT, nid, region);
+	if (ret)
+		return ret;
+	list_add_tail_rcu(&region->node, &p2p->regions);
+	return 0;
+}
 
 struct p2p_span {
 	u64 first, last;
@@ -1222,22 +1713,29 @@ int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar, size_t size,
 	region->pgmap.nr_range = 1;
 	region->pgmap.type = MEMORY_DEVICE_PCI_P2PDMA;
 	region->pgmap.ops = &p2p_pgmap_ops;
+	ret = p2p_region_bitmap(&pdev->dev, region, size);
+	if (ret)
+		goto out_free_region;
 
 	addr = devm_memremap_pages(&pdev->dev, &region->pgmap);
 	if (IS_ERR(addr)) {
 		ret = PTR_ERR(addr);
-		goto out_free_region;
+		goto out_free_bitmap;
 	}
 
 	ret = devm_add_action(&pdev->dev, p2p_provider_close, pdev);
 	if (ret)
 		goto out_unmap;
 
-	ret = gen_pool_add_owner(p2p->pool, (unsigned long)addr, span.first,
-				 size, dev_to_node(&pdev->dev),
-				 &region->pgmap.ref);
+	ret = p2p_region_add(p2p, region, addr, span.first,
+			     dev_to_node(&pdev->dev));
 	if (ret)
 		goto out_unmap;
+	/*
+	 * Clear what the BAR holds in the background, once the provider's
+	 * probe (which may allocate from the pool) has had time to finish.
+	 */
+	p2p_clear_kick_after(p2p, P2P_CLEAR_DELAY);
 
 	mutex_unlock(&p2p_setup_lock);
 	pci_info(pdev, "P2PDMA: %zu MiB of BAR %d at offset %#llx registered\n",
@@ -1246,6 +1744,8 @@ int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar, size_t size,
 
 out_unmap:
 	devm_memunmap_pages(&pdev->dev, &region->pgmap);
+out_free_bitmap:
+	devm_release_action(&pdev->dev, p2p_bitmap_free, region->dirty);
 out_free_region:
 	devm_kfree(&pdev->dev, region);
 out_unlock:
@@ -1359,12 +1859,18 @@ struct pci_dev *pci_p2pmem_find_many(struct device **clients, int num_clients)
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_find_many);
 
-/* Allocate @size bytes and one pgmap reference for each of @refs users. */
-static void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs)
+/*
+ * Allocate @size bytes and one pgmap reference for each of @refs users.
+ * Kernel users (@cached) are served first from this CPU's cache; mmap()
+ * takes memory from the pool, clean memory first if a run is long enough.
+ */
+static void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
+		       bool cached)
 {
-	struct percpu_ref *ref;
+	int class = cached ? p2p_cache_class(size) : -1;
+	struct p2p_region *region;
 	struct pci_p2pdma *p2p;
-	unsigned long addr;
+	unsigned long addr = 0;
 
 	if (!size)
 		return NULL;
@@ -1373,16 +1879,33 @@ static void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs)
 	p2p = rcu_dereference(pdev->p2pdma);
 	if (!p2p || READ_ONCE(p2p->closing))
 		return NULL;
-	addr = gen_pool_alloc_owner(p2p->pool, size, (void **)&ref);
-	if (!addr)
-		return NULL;
+	if (class >= 0) {
+		addr = p2p_cache_get(p2p, class);
+		if (addr)
+			region = p2p_region_of(p2p, addr);
+	} else if (!cached) {
+		addr = gen_pool_alloc_algo_owner(p2p->pool, size, p2p_algo_clean,
+						 p2p, (void **)&region);
+	}
+	if (!addr) {
+		addr = gen_pool_alloc_owner(p2p->pool, size, (void **)&region);
+		if (!addr && p2p_cache_drain(p2p))
+			addr = gen_pool_alloc_owner(p2p->pool, size,
+						    (void **)&region);
+		if (!addr)
+			return NULL;
+		/* Held now: the bits matter again once it is freed. */
+		if (cached)
+			p2p_mark(region, p2p_page_index(region, addr),
+				 DIV_ROUND_UP(size, PAGE_SIZE), false);
+	}
 	/* A range whose pgmap is dying hands out nothing. */
-	if (unlikely(!percpu_ref_tryget_live_rcu(ref))) {
-		gen_pool_free(p2p->pool, addr, size);
+	if (unlikely(!percpu_ref_tryget_live_rcu(&region->pgmap.ref))) {
+		p2p_pool_free_dirty(p2p, region, addr, size);
 		return NULL;
 	}
 	if (refs > 1)
-		percpu_ref_get_many(ref, refs - 1);
+		percpu_ref_get_many(&region->pgmap.ref, refs - 1);
 	return (void *)addr;
 }
 
@@ -1407,7 +1930,7 @@ static void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs)
  */
 void *pci_alloc_p2pmem(struct pci_dev *pdev, size_t size)
 {
-	return p2p_alloc(pdev, size, 1);
+	return p2p_alloc(pdev, size, 1, true);
 }
 EXPORT_SYMBOL_GPL(pci_alloc_p2pmem);
 
@@ -1426,15 +1949,23 @@ EXPORT_SYMBOL_GPL(pci_alloc_p2pmem);
  */
 void pci_free_p2pmem(struct pci_dev *pdev, void *addr, size_t size)
 {
-	struct percpu_ref *ref;
+	struct p2p_region *region;
 	struct pci_p2pdma *p2p;
+	int class;
 
 	guard(rcu)();
 	p2p = rcu_dereference(pdev->p2pdma);
 	if (WARN_ON_ONCE(!p2p))
 		return;
-	gen_pool_free_owner(p2p->pool, (unsigned long)addr, size, (void **)&ref);
-	percpu_ref_put(ref);
+	region = p2p_region_of(p2p, (unsigned long)addr);
+	if (WARN_ON_ONCE(!region))
+		return;
+	/* After an unbind's grace period nothing goes into the caches. */
+	class = p2p_cache_class(size);
+	if (class < 0 || READ_ONCE(p2p->closing) ||
+	    !p2p_cache_put(p2p, class, (unsigned long)addr))
+		p2p_pool_free_dirty(p2p, region, (unsigned long)addr, size);
+	percpu_ref_put(&region->pgmap.ref);
 }
 EXPORT_SYMBOL_GPL(pci_free_p2pmem);
 
@@ -1581,27 +2112,32 @@ pci_p2pdma_map_segment(struct pci_p2pdma_map_state *state, struct device *dev,
 /* sysfs: /sys/bus/pci/devices/.../p2pmem/                              */
 /* ------------------------------------------------------------------ */
 
+static size_t p2p_size(struct pci_p2pdma *p2p)
+{
+	return gen_pool_size(p2p->pool);
+}
+
 static ssize_t p2p_pool_show(struct device *dev, char *buf,
-			     size_t (*measure)(struct gen_pool *))
+			     size_t (*measure)(struct pci_p2pdma *))
 {
 	struct pci_p2pdma *p2p;
 
 	guard(rcu)();
 	p2p = rcu_dereference(to_pci_dev(dev)->p2pdma);
-	return sysfs_emit(buf, "%zu\n", p2p ? measure(p2p->pool) : 0);
+	return sysfs_emit(buf, "%zu\n", p2p ? measure(p2p) : 0);
 }
 
 static ssize_t size_show(struct device *dev, struct device_attribute *attr,
 			 char *buf)
 {
-	return p2p_pool_show(dev, buf, gen_pool_size);
+	return p2p_pool_show(dev, buf, p2p_size);
 }
 static DEVICE_ATTR_RO(size);
 
 static ssize_t available_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
 {
-	return p2p_pool_show(dev, buf, gen_pool_avail);
+	return p2p_pool_show(dev, buf, p2p_available);
 }
 static DEVICE_ATTR_RO(available);
 
@@ -1654,16 +2190,16 @@ static const struct vm_operations_struct p2pmem_vm_ops = {
 #define P2P_MAP_BATCH	(SZ_2M / PAGE_SIZE)
 
 /*
- * Clear @npages pages of fresh P2P memory at @kaddr and insert them into
- * @vma from its start, P2P_MAP_BATCH at a time: vm_insert_pages() takes
- * the page table lock once for a run of pages, and the caller, who holds
- * mmap_lock for write, may reschedule between batches of a mapping that
- * can be gigabytes long.
+ * Zero what is dirty of @npages pages of fresh P2P memory at @kaddr and
+ * insert them into @vma from its start, P2P_MAP_BATCH at a time:
+ * vm_insert_pages() takes the page table lock once for a run of pages,
+ * and the caller, who holds mmap_lock for write, may reschedule between
+ * batches of a mapping that can be gigabytes long.
  *
- * Clearing comes first because the pool hands memory back as its last
- * user left it: another process, nvmet's data buffers, NVMe queue entries
- * or a previous boot. The kernel maps BAR memory uncached, where a store
- * of 8 bytes is the most one instruction writes (memset64()).
+ * Dirty memory holds what its last user left: another process, nvmet's
+ * data buffers, NVMe queue entries or a previous boot. Most of it has
+ * been cleared in the background by the time it is mapped again
+ * (p2p_clear_work_fn()); what has not is cleared here.
  *
  * Each inserted page holds a reference of the mapping's; the idle
  * reference it had in the pool is dropped, so unmapping it returns it
@@ -1673,7 +2209,9 @@ static const struct vm_operations_struct p2pmem_vm_ops = {
 static int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 			 unsigned long npages, unsigned long *done)
 {
+	struct p2p_region *region = to_p2p_region(virt_to_page(kaddr)->pgmap);
 	unsigned long n, left, i;
+	bool dirt = false;
 	struct page **pages;
 	void *chunk;
 	int ret = 0;
@@ -1686,7 +2224,8 @@ static int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 	for (; *done < npages; *done += n) {
 		chunk = kaddr + (*done << PAGE_SHIFT);
 		n = min(npages - *done, P2P_MAP_BATCH);
-		memset64(chunk, 0, (n << PAGE_SHIFT) / sizeof(u64));
+		dirt |= p2p_clean(region,
+				  p2p_page_index(region, (unsigned long)chunk), n);
 		for (i = 0; i < n; i++)
 			pages[i] = virt_to_page(chunk + (i << PAGE_SHIFT));
 		left = n;
@@ -1701,6 +2240,9 @@ static int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 		cond_resched();
 	}
 	kfree(pages);
+	/* Where there was dirt to clear here, there may be more: clear it now. */
+	if (dirt)
+		p2p_clear_kick(rcu_dereference_protected(region->provider->p2pdma, 1));
 	return ret;
 }
 
@@ -1743,6 +2285,32 @@ static void p2p_mmap_check_fn(struct callback_head *work)
 	kfree(mc);
 }
 
+/*
+ * Memory for an mmap() of "allocate". If the pool is short, the clearing
+ * work may hold part of the range that would do: pause it and try again.
+ * The open sysfs file keeps the provider's state alive across the sleep.
+ */
+static void *p2p_alloc_mapping(struct pci_dev *pdev, size_t len,
+			       unsigned long refs)
+{
+	struct pci_p2pdma *p2p = rcu_dereference_protected(pdev->p2pdma, 1);
+	void *kaddr;
+
+	if (!p2p)
+		return NULL;
+	/* What earlier munmap()s returned is in the pool for first-fit. */
+	p2p_runs_flush(p2p);
+	kaddr = p2p_alloc(pdev, len, refs, false);
+	if (kaddr)
+		return kaddr;
+	atomic_inc(&p2p->clear_waiters);
+	flush_delayed_work(&p2p->clear_work);
+	kaddr = p2p_alloc(pdev, len, refs, false);
+	if (atomic_dec_and_test(&p2p->clear_waiters))
+		p2p_clear_kick(p2p);
+	return kaddr;
+}
+
 static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
 				struct bin_attribute *attr,
 				struct vm_area_struct *vma)
@@ -1773,7 +2341,7 @@ static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
 	if (!mc)
 		return -ENOMEM;
 	/* One reference for each page, and one for the check. */
-	kaddr = p2p_alloc(pdev, len, npages + 1);
+	kaddr = p2p_alloc_mapping(pdev, len, npages + 1);
 	if (!kaddr) {
 		kfree(mc);
 		pci_info_ratelimited(pdev, "P2PDMA: %s: no %zu bytes of P2P memory free\n",
