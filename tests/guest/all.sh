@@ -82,7 +82,12 @@ ivshmem_cases=(-t cpu_writes_read_back -t new_mapping_reads_zero_after_another_p
 	       -t odirect_source_into_p2pmem -t odirect_p2pmem_to_destination
 	       -t threads_map_io_unmap_then_all_returned
 	       -t one_gib_mapping_zeroed_shared_odirect_partial_munmap
+	       -t new_mapping_reads_zero_after_dma_only_write
+	       -t new_mapping_reads_zero_after_child_only_write
+	       -t new_mapping_reads_zero_after_write_via_mprotect
+	       -t new_mapping_reads_zero_after_untouched_and_touched_mix
 	       -t unbind_revokes_mapping_with_sigbus
+	       -t one_gib_unbind_revokes_mapping_with_sigbus
 	       -t unbind_revokes_mapping_in_forked_child -t mmap_races_unbind
 	       -t unbind_during_odirect_io -t unbind_rebind_stress
 	       -t mapping_of_used_memory_reads_zero)

@@ -818,6 +818,213 @@ static const char *reachable_blk(FIXTURE_DATA(p2pmem) * self)
 	return NULL;
 }
 
+/* --- what the next mapping sees ----------------------------------------- */
+
+/*
+ * The page frame behind the mapped page at @p (/proc/self/pagemap, which
+ * shows frames to root only), or 0 if none is mapped there.
+ */
+static uint64_t pfn_of(const void *p)
+{
+	uint64_t ent = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &ent, sizeof(ent), (uintptr_t)p / 4096 * sizeof(ent)) != sizeof(ent))
+		ent = 0;
+	close(fd);
+	return ent >> 63 ? ent & ((1ULL << 55) - 1) : 0;
+}
+
+/* Load one word of every 4 KiB page of @p, so that each has a clean PTE. */
+static void read_every_page(const unsigned char *p, size_t len)
+{
+	size_t off;
+
+	for (off = 0; off < len; off += 4096)
+		(void)__atomic_load_n((const uint64_t *)(p + off), __ATOMIC_RELAXED);
+}
+
+/*
+ * The end of the cases below: a mapping of @len, whose first and last
+ * pages were the frames @pfn, was written the way @how says and is unmapped
+ * now. Every byte of the next mapping of @len reads zero: memory written
+ * through any path is cleared before it is handed out again. All of it is
+ * back in the pool, so first-fit gives that mapping the same range, which
+ * the frames prove; memory that is being cleared in the background counts
+ * as available but may keep the range busy for a moment, so a mapping
+ * that lands elsewhere (zero too) is retried for up to 5 s.
+ */
+static void next_mapping_reads_zero(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(p2pmem) * self, size_t len,
+				    const uint64_t pfn[2], const char *how)
+{
+	unsigned char *p;
+	bool same;
+	int tries;
+	long at;
+
+	ASSERT_EQ(self->avail, available(self->mem.bdf))
+		TH_LOG("after %s: not all of the mapping came back", how);
+	for (tries = 1; ; tries++) {
+		p = map_p2p(self->fd, len);
+		ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap: %s", strerror(errno));
+		at = first_nonzero(p, len);
+		EXPECT_EQ(-1, at)
+			TH_LOG("after %s: byte %ld (page %ld) of the new mapping is %#x, not 0",
+			       how, at, at / 4096, p[at]);
+		same = pfn_of(p) == pfn[0] && pfn_of(p + len - 4096) == pfn[1];
+		if (same || at >= 0 || tries == 50)
+			break;
+		ASSERT_EQ(0, munmap(p, len));
+		usleep(100000);
+	}
+	EXPECT_TRUE(same || at >= 0)
+		TH_LOG("after %d mappings, none got the written range: the case tests nothing",
+		       tries);
+	if (same && tries > 1)
+		TH_LOG("the mapping got the written range on try %d", tries);
+	ASSERT_EQ(0, munmap(p, len));
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+}
+
+/* Record the frames of the first and last page of the mapping @p of @len. */
+static void frames_of(struct __test_metadata *_metadata, const unsigned char *p,
+		      size_t len, uint64_t pfn[2])
+{
+	pfn[0] = pfn_of(p);
+	pfn[1] = pfn_of(p + len - 4096);
+	ASSERT_NE(0, pfn[0]) TH_LOG("no frame in /proc/self/pagemap (not root?)");
+	ASSERT_EQ(pfn[0] + len / 4096 - 1, pfn[1])
+		TH_LOG("the mapping is not one range of P2P memory");
+}
+
+/*
+ * Only a device writes the memory: O_DIRECT reads from an NVMe into the
+ * mapping, whose pages the CPU only read (so their PTEs stayed clean). The
+ * pages are dirty all the same, and the next mapping reads zero.
+ */
+TEST_F_TIMEOUT(p2pmem, new_mapping_reads_zero_after_dma_only_write, 120)
+{
+	const char *blk = reachable_blk(self);
+	const size_t len = 4 * MIB;
+	unsigned char *ram, *p;
+	uint64_t pfn[2];
+	int fd;
+
+	if (!blk)
+		SKIP(return, "no namespace reaches the P2P memory of %s", self->mem.bdf);
+	ASSERT_EQ(0, posix_memalign((void **)&ram, 4096, len));
+	fill(ram, len, 61);
+	fd = open(blk, O_RDWR | O_DIRECT);
+	ASSERT_LE(0, fd) TH_LOG("open %s: %s", blk, strerror(errno));
+	ASSERT_EQ((ssize_t)len, pwrite(fd, ram, len, DISK_OFF));
+	p = map_p2p(self->fd, len);
+	ASSERT_NE(MAP_FAILED, p);
+	read_every_page(p, len);
+	ASSERT_EQ((ssize_t)len, pread(fd, p, len, DISK_OFF))
+		TH_LOG("O_DIRECT read from %s: %s", blk, strerror(errno));
+	ASSERT_EQ(0, memcmp(p, ram, len)) TH_LOG("the disk's bytes did not arrive");
+	frames_of(_metadata, p, len, pfn);
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	free(ram);
+	next_mapping_reads_zero(_metadata, self, len, pfn, "an O_DIRECT read into it");
+}
+
+/*
+ * Only a forked child writes; the parent reads the pages before the fork
+ * and after the child exited, and is the last to unmap them, with clean
+ * PTEs of its own. The child's writes still count.
+ */
+TEST_F(p2pmem, new_mapping_reads_zero_after_child_only_write)
+{
+	const size_t len = 2 * MIB;
+	unsigned char *p, *ref = malloc(len);
+	uint64_t pfn[2];
+	int status;
+	pid_t pid;
+
+	ASSERT_NE(NULL, ref);
+	fill(ref, len, 67);
+	p = map_p2p(self->fd, len);
+	ASSERT_NE(MAP_FAILED, p);
+	read_every_page(p, len);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		memcpy(p, ref, len);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died of signal %d", WTERMSIG(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, memcmp(p, ref, len)) TH_LOG("the parent does not see the child's bytes");
+	frames_of(_metadata, p, len, pfn);
+	ASSERT_EQ(0, munmap(p, len));
+	free(ref);
+	next_mapping_reads_zero(_metadata, self, len, pfn, "a forked child's writes");
+}
+
+/*
+ * Mapped PROT_READ and read, so every page has a read-only PTE, then
+ * made writable by mprotect() and written: the next mapping reads zero.
+ */
+TEST_F(p2pmem, new_mapping_reads_zero_after_write_via_mprotect)
+{
+	const size_t len = 2 * MIB;
+	unsigned char *p, *ref = malloc(len);
+	uint64_t pfn[2];
+
+	ASSERT_NE(NULL, ref);
+	fill(ref, len, 71);
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	read_every_page(p, len);
+	ASSERT_EQ(0, mprotect(p, len, PROT_READ | PROT_WRITE));
+	memcpy(p, ref, len);
+	ASSERT_EQ(0, memcmp(p, ref, len)) TH_LOG("the writes did not arrive");
+	frames_of(_metadata, p, len, pfn);
+	ASSERT_EQ(0, munmap(p, len));
+	free(ref);
+	next_mapping_reads_zero(_metadata, self, len, pfn, "writes after mprotect()");
+}
+
+/*
+ * Of 4 MiB, the odd 4 KiB pages are written, the even pages of the first
+ * half only read and those of the second half never touched: the next
+ * mapping reads zero everywhere.
+ */
+TEST_F(p2pmem, new_mapping_reads_zero_after_untouched_and_touched_mix)
+{
+	const size_t len = 4 * MIB;
+	unsigned char *p, *ref = malloc(4096);
+	uint64_t pfn[2];
+	size_t off;
+
+	ASSERT_NE(NULL, ref);
+	p = map_p2p(self->fd, len);
+	ASSERT_NE(MAP_FAILED, p);
+	for (off = 0; off < len; off += 4096) {
+		if (off / 4096 % 2) {
+			fill(ref, 4096, off / 4096);
+			memcpy(p + off, ref, 4096);
+		} else if (off < len / 2) {
+			(void)__atomic_load_n((uint64_t *)(p + off), __ATOMIC_RELAXED);
+		}
+	}
+	for (off = 4096; off < len; off += 2 * 4096) {
+		fill(ref, 4096, off / 4096);
+		ASSERT_EQ(0, memcmp(p + off, ref, 4096))
+			TH_LOG("the write to page %zu did not arrive", off / 4096);
+	}
+	frames_of(_metadata, p, len, pfn);
+	ASSERT_EQ(0, munmap(p, len));
+	free(ref);
+	next_mapping_reads_zero(_metadata, self, len, pfn, "writes to the odd pages");
+}
+
 /* --- concurrency ------------------------------------------------------ */
 
 struct worker {
@@ -1004,6 +1211,36 @@ TEST_F_TIMEOUT(p2pmem, unbind_revokes_mapping_with_sigbus, 120)
 	EXPECT_EQ(SIGBUS, touch(p, false));
 	EXPECT_EQ(SIGBUS, touch(p + MIB - 1, true));
 	munmap(p, MIB);
+	rebind_and_check(_metadata, self);
+}
+
+/*
+ * The same for a mapping of 1 GiB (the switch topology's ivshmem), of which
+ * only the first and the last page were ever touched: the unbind revokes
+ * all of it, touched or not, and finishes.
+ */
+TEST_F_TIMEOUT(p2pmem, one_gib_unbind_revokes_mapping_with_sigbus, 300)
+{
+	unsigned char *p;
+
+	if (self->avail < (long long)GIB)
+		SKIP(return, "%s has %lld bytes available, not 1 GiB",
+		     self->mem.bdf, self->avail);
+	p = map_p2p(self->fd, GIB);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap of 1 GiB: %s", strerror(errno));
+	EXPECT_EQ(self->avail - (long long)GIB, available(self->mem.bdf));
+	memset(p, 0x11, 4096);
+	memset(p + GIB - 4096, 0x22, 4096);
+	EXPECT_EQ(0x11, p[0]);
+	EXPECT_EQ(0x22, p[GIB - 1]);
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, set_bound(self->mem.bdf, false));
+	EXPECT_EQ(-1, available(self->mem.bdf));
+	EXPECT_EQ(SIGBUS, touch(p, false));
+	EXPECT_EQ(SIGBUS, touch(p + GIB / 2, false));
+	EXPECT_EQ(SIGBUS, touch(p + GIB - 1, true));
+	munmap(p, GIB);
 	rebind_and_check(_metadata, self);
 }
 
