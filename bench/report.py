@@ -9,7 +9,9 @@ RAW has one line per result: "<kernel> <rep> <key> <value>", kernel being
 OUTDIR/results.json and OUTDIR/ratios.png (gnuplot), and prints a Markdown
 table: the median over the repetitions of each kernel and the ratio, oriented
 so that > 1 means ours is better (in-tree/ours for times and bytes,
-ours/in-tree for throughput).
+ours/in-tree for throughput). Then issue 11's goals (a ratio each row must
+reach) and, as information, where the no-touch mmap time goes: the mmap()
+and munmap() calls ('#' lines of RAW). Goals are reported, not enforced.
 """
 import csv
 import json
@@ -35,6 +37,7 @@ ROWS = [(1, f'alloc_free_{s}k_{c}_{p}pct',
     (6, 'mmap_touch_2m', 'mmap+touch+munmap 2 MiB', 'us', False),
     (6, 'mmap_touch_64m', 'mmap+touch+munmap 64 MiB', 'us', False),
     (6, 'mmap_notouch_64m', 'mmap+munmap 64 MiB, no touch', 'us', False),
+    (6, 'mmap_notouch_1g', 'mmap+munmap 1 GiB, no touch', 'us', False),
     (7, 'read_p2p_mbps', 'O_DIRECT NVMe -> P2P memory', 'MB/s', True),
     (7, 'read_ram_mbps', 'O_DIRECT NVMe -> RAM (control)', 'MB/s', True),
     (8, 'meta_bytes_per_mib', 'metadata per MiB registered', 'B', False),
@@ -42,18 +45,30 @@ ROWS = [(1, f'alloc_free_{s}k_{c}_{p}pct',
 ]
 KERNELS = ('bench', 'bench-intree')
 
+# Issue 11: the ratio (as in the table, > 1: ours better) each row must reach.
+GOALS = {f'alloc_free_{s}k_allcpus_{p}pct': 2.0 for s in (4, 64) for p in (0, 90)}
+GOALS.update(mmap_notouch_64m=5.0, mmap_notouch_1g=20.0, mmap_touch_64m=1.0)
+
+# Information lines ("<kernel> <rep> # <key> <value>"): key, description, unit.
+INFO = [(f'mmap_notouch_{s}_{c}_us', f'the {c}() call alone, {d}, no touch', 'us')
+        for s, d in (('64m', '64 MiB'), ('1g', '1 GiB')) for c in ('mmap', 'munmap')]
+
 
 def load(path):
     runs = {}    # (kernel, rep) -> {key: value}
+    info = {}    # the same for the information keys of INFO
+    info_keys = {i[0] for i in INFO}
     for line in open(path):
         f = line.split()
+        if len(f) == 5 and f[2] == '#' and f[3] in info_keys:
+            info.setdefault((f[0], f[1]), {})[f[3]] = float(f[4])
         if len(f) < 4 or f[2] == '#':
             continue
         runs.setdefault((f[0], f[1]), {})[f[2]] = float(f[3])
     for vals in runs.values():
         if 'map_sg_p2p_256' in vals and vals.get('map_sg_ram_256'):
             vals['map_sg_p2p_over_ram'] = vals['map_sg_p2p_256'] / vals['map_sg_ram_256']
-    return runs
+    return runs, info
 
 
 def machine():
@@ -79,36 +94,56 @@ def fmt(v, unit):
     return f'{v:.2f}' if unit == 'x' else f'{v:.0f}'
 
 
+def medians(runs, reps, key):
+    """{kernel: median of key over its repetitions, or None}"""
+    med = {}
+    for k in KERNELS:
+        vals = [runs[(k, r)][key] for r in reps[k] if key in runs.get((k, r), {})]
+        med[k] = statistics.median(vals) if vals else None
+    return med
+
+
+def ratio_of(ours, intree, higher):
+    if ours is None or intree is None:
+        return None
+    num, den = (ours, intree) if higher else (intree, ours)
+    return num / den if den > 0 else (1.0 if num == den else None)
+
+
 def main():
     raw, outdir = sys.argv[1:3]
-    runs = load(raw)
+    runs, info = load(raw)
     reps = {k: sorted(r for (kk, r) in runs if kk == k) for k in KERNELS}
     rows, missing = [], []
     for metric, key, desc, unit, higher in ROWS:
-        med = {}
-        for k in KERNELS:
-            vals = [runs[(k, r)][key] for r in reps[k] if key in runs[(k, r)]]
-            med[k] = statistics.median(vals) if vals else None
-            if not vals:
-                missing.append(f'{key} ({k})')
+        med = medians(runs, reps, key)
+        missing += [f'{key} ({k})' for k in KERNELS if med[k] is None]
         ours, intree = med['bench'], med['bench-intree']
-        ratio = None
-        if ours is not None and intree is not None:
-            num, den = (ours, intree) if higher else (intree, ours)
-            ratio = num / den if den > 0 else (1.0 if num == den else None)
+        ratio = ratio_of(ours, intree, higher)
+        goal = GOALS.get(key)
         rows.append(dict(metric=metric, key=key, description=desc, unit=unit,
-                         higher_is_better=higher, ours=ours, intree=intree, ratio=ratio))
+                         higher_is_better=higher, ours=ours, intree=intree, ratio=ratio,
+                         goal=goal,
+                         goal_met=None if goal is None or ratio is None else ratio >= goal))
+    info_rows = []
+    for key, desc, unit in INFO:
+        med = medians(info, reps, key)
+        info_rows.append(dict(key=key, description=desc, unit=unit, ours=med['bench'],
+                              intree=med['bench-intree'],
+                              ratio=ratio_of(med['bench'], med['bench-intree'], False)))
 
     mach = machine()
     with open(os.path.join(outdir, 'results.csv'), 'w', newline='') as f:
         w = csv.writer(f)
-        w.writerow(['metric', 'key', 'description', 'unit', 'ours', 'intree', 'ratio'])
+        # goal and goal_met are empty for rows without a goal.
+        w.writerow(['metric', 'key', 'description', 'unit', 'ours', 'intree', 'ratio',
+                    'goal', 'goal_met'])
         for r in rows:
             w.writerow([r['metric'], r['key'], r['description'], r['unit'],
-                        r['ours'], r['intree'], r['ratio']])
+                        r['ours'], r['intree'], r['ratio'], r['goal'], r['goal_met']])
     with open(os.path.join(outdir, 'results.json'), 'w') as f:
         json.dump(dict(machine=mach, repetitions={k: len(v) for k, v in reps.items()},
-                       rows=rows), f, indent=1)
+                       rows=rows, info=info_rows), f, indent=1)
     with open(os.path.join(outdir, 'ratios.dat'), 'w') as f:
         for r in rows:
             if r['ratio']:
@@ -141,6 +176,24 @@ plot "{os.path.join(outdir, 'ratios.dat')}" using 0:2:xtic(1) with boxes lc rgb 
         print(f'| {r["metric"]} | {r["description"]} | {r["unit"]} | {fmt(r["ours"], r["unit"])} | '
               f'{fmt(r["intree"], r["unit"])} | {fmt(r["ratio"], "x")} |')
     print('\nratio: in-tree/ours (ours/in-tree for MB/s); > 1 means ours is better.')
+
+    print('\nIssue 11 goals (ratio as above):\n')
+    print('| what | unit | ours | in-tree | ratio | goal | met |')
+    print('| --- | --- | ---: | ---: | ---: | ---: | --- |')
+    for r in rows:
+        if r['goal'] is not None:
+            met = 'n/a' if r['goal_met'] is None else ('yes' if r['goal_met'] else 'NO')
+            print(f'| {r["description"]} | {r["unit"]} | {fmt(r["ours"], r["unit"])} | '
+                  f'{fmt(r["intree"], r["unit"])} | {fmt(r["ratio"], "x")} | '
+                  f'>= {r["goal"]:.1f} | {met} |')
+    print(f'goals: {sum(1 for r in rows if r["goal_met"])} of {len(GOALS)} met')
+
+    print('\nInformation: the two calls alone (the fastest of each, per boot):\n')
+    print('| what | unit | ours | in-tree | ratio |')
+    print('| --- | --- | ---: | ---: | ---: |')
+    for r in info_rows:
+        print(f'| {r["description"]} | {r["unit"]} | {fmt(r["ours"], r["unit"])} | '
+              f'{fmt(r["intree"], r["unit"])} | {fmt(r["ratio"], "x")} |')
     print(f'files: {outdir}/results.csv, results.json, ratios.png')
     if missing:
         print('bench: not measured: ' + ', '.join(missing), file=sys.stderr)

@@ -2,10 +2,14 @@
 /*
  * p2pbench - the userspace half of `make bench`, run in the guest.
  *
- * Usage: p2pbench mmap BDF BYTES REPS [notouch]
+ * Usage: p2pbench mmap BDF BYTES REPS [notouch] [split]
  *          mmap BYTES of /sys/bus/pci/devices/<BDF>/p2pmem/allocate,
  *          write one byte in every page (not with "notouch"), munmap;
- *          prints the time of the fastest round in microseconds
+ *          prints the time of the fastest round in microseconds (open,
+ *          mmap, touch, munmap, close); with "split", one line "TOTAL MMAP
+ *          MUNMAP": that, then the fastest mmap() call and the fastest
+ *          munmap() call, each the best of its own REPS (so MMAP + MUNMAP
+ *          may come from different rounds)
  *        p2pbench read (BDF | ram) DEV BYTES CHUNK REPS
  *          read BYTES of DEV with O_DIRECT, CHUNK at a time, into one
  *          CHUNK buffer of P2P memory mmapped from BDF, or of host RAM;
@@ -56,9 +60,11 @@ static void die(const char *what)
 	exit(1);
 }
 
-static void *map_p2pmem(const char *bdf, size_t len)
+/* mmap @len of @bdf's p2pmem/allocate; *@mmap_us: the mmap() call alone. */
+static void *map_p2pmem(const char *bdf, size_t len, double *mmap_us)
 {
 	char path[256];
+	double t;
 	void *p;
 	int fd;
 
@@ -66,24 +72,32 @@ static void *map_p2pmem(const char *bdf, size_t len)
 	fd = open(path, O_RDWR);
 	if (fd < 0)
 		die(path);
+	t = now();
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	t = now() - t;
 	if (p == MAP_FAILED)
 		die("mmap of p2pmem/allocate");
+	if (mmap_us)
+		*mmap_us = t * 1e6;
 	close(fd);
 	return p;
 }
 
-static double bench_mmap(const char *bdf, size_t len, int touch)
+/* One round: returns the whole round's us, the two calls' in @mmap_us, @munmap_us. */
+static double bench_mmap(const char *bdf, size_t len, int touch, double *mmap_us,
+			 double *munmap_us)
 {
-	double t0 = now();
+	double t0 = now(), t;
 	unsigned char *p;
 	size_t off;
 
-	p = map_p2pmem(bdf, len);
+	p = map_p2pmem(bdf, len, mmap_us);
 	for (off = 0; touch && off < len; off += 4096)
 		p[off] = (unsigned char)(off >> 12);
+	t = now();
 	if (munmap(p, len))
 		die("munmap");
+	*munmap_us = (now() - t) * 1e6;
 	return (now() - t0) * 1e6;
 }
 
@@ -95,7 +109,7 @@ static double bench_read(const char *via, const char *dev, size_t bytes, size_t 
 	int fd;
 
 	if (strcmp(via, "ram"))
-		buf = map_p2pmem(via, chunk);
+		buf = map_p2pmem(via, chunk, NULL);
 	else if (posix_memalign(&buf, 4096, chunk))
 		die("posix_memalign");
 	fd = open(dev, O_RDONLY | O_DIRECT);
@@ -114,18 +128,42 @@ static double bench_read(const char *via, const char *dev, size_t bytes, size_t 
 	return bytes / t / 1e6;
 }
 
+/* The optional words of "mmap" (argv[5...]): notouch, split, each once. */
+static int mmap_words(int argc, char **argv, int *touch, int *split)
+{
+	int i;
+
+	*touch = 1;
+	*split = 0;
+	for (i = 5; i < argc; i++) {
+		if (!strcmp(argv[i], "notouch") && *touch)
+			*touch = 0;
+		else if (!strcmp(argv[i], "split") && !*split)
+			*split = 1;
+		else
+			return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	double v[MAX_REPS];
-	int reps, i, lowest = 1;
+	double v[MAX_REPS], vmap[MAX_REPS], vunmap[MAX_REPS];
+	int reps, i, lowest = 1, touch, split = 0;
 
-	if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "notouch"))) &&
-	    !strcmp(argv[1], "mmap")) {
+	if (argc >= 5 && argc <= 7 && !strcmp(argv[1], "mmap") &&
+	    !mmap_words(argc, argv, &touch, &split)) {
 		reps = atoi(argv[4]);
 		if (reps < 1 || reps > MAX_REPS)
 			return 2;
 		for (i = 0; i < reps; i++)
-			v[i] = bench_mmap(argv[2], strtoull(argv[3], NULL, 0), argc == 5);
+			v[i] = bench_mmap(argv[2], strtoull(argv[3], NULL, 0), touch,
+					  &vmap[i], &vunmap[i]);
+		if (split) {
+			printf("%.0f %.0f %.0f\n", extreme(v, reps, 1),
+			       extreme(vmap, reps, 1), extreme(vunmap, reps, 1));
+			return 0;
+		}
 	} else if (argc == 7 && !strcmp(argv[1], "read")) {
 		size_t bytes = strtoull(argv[4], NULL, 0), chunk = strtoull(argv[5], NULL, 0);
 
@@ -136,7 +174,7 @@ int main(int argc, char **argv)
 			v[i] = bench_read(argv[2], argv[3], bytes, chunk);
 		lowest = 0;
 	} else {
-		fprintf(stderr, "usage: p2pbench mmap BDF BYTES REPS [notouch]\n"
+		fprintf(stderr, "usage: p2pbench mmap BDF BYTES REPS [notouch] [split]\n"
 			"       p2pbench read (BDF|ram) DEV BYTES CHUNK REPS\n");
 		return 2;
 	}

@@ -1,11 +1,15 @@
 # shellcheck shell=bash
-# Sourced by qemu/run.sh, which defines dev, nvme, cpu, guest_env and kernel_arg (and qargs).
+# Sourced by qemu/run.sh, which defines dev, nvme, ivshmem, cpu, guest_env
+# and kernel_arg (and qargs, and mem, the guest RAM, which a topology may set).
 # `make bench` (scripts/bench.sh): eight ivshmem-plain P2P providers (one
-# of 256 MiB, the pool, and seven of 4 MiB), sixteen pci-testdev clients
+# of 1 GiB, the pool, and seven of 4 MiB), sixteen pci-testdev clients
 # behind a PCIe-to-PCI bridge and one NVMe, all below one x3130 switch, so
 # every route is a direct bus-address route. The p2pdma-bench driver
 # (CONFIG_PCI_P2PDMA_BENCH) binds the ivshmem devices; ivshmem is RAM-backed,
-# so DMA into it runs at RAM speed, unlike an NVMe CMB.
+# so DMA into it runs at RAM speed, unlike an NVMe CMB. Their memory is
+# private to QEMU (share=off, the ivshmem helper of qemu/run.sh, whose
+# comment says why). The 1 GiB pool lets bench/guest.sh map 1 GiB at once;
+# its struct pages (16 MiB) fit in the guest's default 1 GiB of RAM.
 #
 #  pcie.0 -- rp1 -- up1 (switch) --+-- dn1 -- benchN (NVMe, no CMB)
 #                                  +-- dv0..dv7 -- ivshmem-plain x8
@@ -16,10 +20,9 @@ dev xio3130-downstream,id=dn1,bus=up1,chassis=2,slot=0
 nvme benchN dn1
 for i in 0 1 2 3 4 5 6 7; do
 	size=4M
-	[ $i = 0 ] && size=256M
-	qargs+=(-object "memory-backend-ram,id=ivm$i,size=$size,share=on")
+	[ $i = 0 ] && size=1G
 	dev "xio3130-downstream,id=dv$i,bus=up1,chassis=$((10 + i)),slot=$((1 + i))"
-	dev "ivshmem-plain,memdev=ivm$i,bus=dv$i"
+	ivshmem "ivb$i" "dv$i" "$size"
 done
 dev xio3130-downstream,id=dt,bus=up1,chassis=20,slot=9
 dev pcie-pci-bridge,id=br1,bus=dt
