@@ -1405,7 +1405,7 @@ static void p2p_clear_work_fn(struct work_struct *work)
 
 	p2p_runs_flush(p2p);
 	for_each_p2p_region(region, p2p) {
-		for (i = 0;; i += n) {
+		for (i = 0;;) {
 			i = find_next_bit(region->dirty, region->npages, i);
 			if (i >= region->npages)
 				break;
@@ -1415,8 +1415,15 @@ static void p2p_clear_work_fn(struct work_struct *work)
 			n = find_next_zero_bit(region->dirty,
 					       min(region->npages,
 						   i + P2P_CLEAR_PIECE), i) - i;
-			if (!p2p_clear_piece(p2p, region, i, &n))
-				n = 1;
+			/*
+			 * Look from the start again after each piece: memory
+			 * freed meanwhile at a lower address is what first-fit
+			 * hands out next. A page in use is passed over.
+			 */
+			if (p2p_clear_piece(p2p, region, i, &n))
+				i = 0;
+			else
+				i++;
 			cond_resched();
 		}
 	}
