@@ -1926,14 +1926,20 @@ static void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
  * registered range. Its kernel
  * virtual address is returned; pci_p2pmem_virt_to_bus() gives the PCI bus
  * address, and the pages can be put in a scatterlist for dma_map_sg().
- * The provider's unbind waits until the memory is freed.
+ * The provider's unbind waits until the memory is freed. The memory is
+ * not cleared: it holds what its last user left. An allocation of 1, 2,
+ * 4, 8 or 16 pages is served first from this CPU's cache of memory freed
+ * by pci_free_p2pmem(); the pool is searched otherwise, and the caches
+ * are emptied into it before an allocation fails.
  *
  * Context: any, including atomic and interrupt context; does not sleep
- * (RCU read side and the lockless genalloc bitmap).
+ * (RCU read side, a per-CPU spinlock, the lockless genalloc bitmap).
  *
  * Return: the virtual address, or NULL if @pdev has no P2P memory, not
  * enough contiguous memory is free, @size is 0, or the provider is being
- * unbound.
+ * unbound. In a nearly full pool, NULL also if the only piece that would
+ * do is being cleared in the background at that moment (256 KiB at most;
+ * see Documentation/driver-api/pci/p2pdma.rst).
  */
 void *pci_alloc_p2pmem(struct pci_dev *pdev, size_t size)
 {
@@ -1949,8 +1955,12 @@ EXPORT_SYMBOL_GPL(pci_alloc_p2pmem);
  *	different size corrupts the pool
  *
  * Drops the reference the allocation held on the provider's pages, which
- * may let a pending unbind of the provider finish. Warns once if @pdev
- * has no P2P memory.
+ * may let a pending unbind of the provider finish. An allocation of 1, 2,
+ * 4, 8 or 16 pages is kept in this CPU's cache for the next allocation of
+ * its size (it counts as available); the rest goes back to the pool,
+ * marked as holding data, so that an mmap() of p2pmem/allocate clears it
+ * before userspace sees it. Warns once if @pdev has no P2P memory or
+ * @addr is not in its P2P memory.
  *
  * Context: any, including atomic and interrupt context; does not sleep.
  */
