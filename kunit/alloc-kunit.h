@@ -572,6 +572,47 @@ static void alloc_user_pages_gather_test(struct kunit *test)
 	percpu_ref_put(&al_region.pgmap.ref);
 }
 
+/*
+ * A run never crosses into the next region, even where the two are
+ * adjacent in the kernel's address space: genalloc frees a range within
+ * one chunk only. (Here a stand-in region starts at page 8 of the pool.)
+ */
+static void alloc_user_run_stops_at_region_start_test(struct kunit *test)
+{
+	unsigned long base = (unsigned long)page_address(al_pages);
+	struct p2p_region next = { .kaddr = base + 8 * PAGE_SIZE, .npages = 8,
+				   .dirty = al_region.dirty };
+	size_t pool_before, pool_after;
+	unsigned char *all;
+	unsigned long i;
+
+	p2p_cache_drain(al_p2p());
+	all = p2p_alloc(al_prov->pdev, ALLOC_POOL, 1, false);
+	KUNIT_ASSERT_PTR_EQ(test, all, (unsigned char *)base);
+
+	migrate_disable();
+	rcu_read_lock();
+	p2p_run_add(al_p2p(), &al_region, base + 7 * PAGE_SIZE, false);
+	pool_before = gen_pool_avail(al_pool());
+	p2p_run_add(al_p2p(), &next, base + 8 * PAGE_SIZE, false);
+	pool_after = gen_pool_avail(al_pool());
+	rcu_read_unlock();
+	migrate_enable();
+
+	KUNIT_EXPECT_EQ(test, pool_before, 0);
+	KUNIT_EXPECT_EQ(test, pool_after, PAGE_SIZE);
+	p2p_cache_drain(al_p2p());
+	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), 2 * PAGE_SIZE);
+	/* The rest back: pages 0-6 with the one reference, then 9-15. */
+	pci_free_p2pmem(al_prov->pdev, all, 7 * PAGE_SIZE);
+	rcu_read_lock();
+	for (i = 9; i < al_region.npages; i++)
+		p2p_run_add(al_p2p(), &al_region, base + i * PAGE_SIZE, false);
+	rcu_read_unlock();
+	p2p_cache_drain(al_p2p());
+	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), ALLOC_POOL);
+}
+
 static struct kunit_case p2pdma_alloc_cases[] = {
 	KUNIT_CASE(alloc_pool_size_test),
 	KUNIT_CASE_PARAM(alloc_size_test, alloc_size_gen_params),
@@ -591,6 +632,7 @@ static struct kunit_case p2pdma_alloc_cases[] = {
 	KUNIT_CASE(alloc_clean_only_dirty_pages_test),
 	KUNIT_CASE(alloc_mapping_prefers_clean_test),
 	KUNIT_CASE(alloc_user_pages_gather_test),
+	KUNIT_CASE(alloc_user_run_stops_at_region_start_test),
 	{}
 };
 

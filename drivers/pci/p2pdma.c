@@ -1178,9 +1178,13 @@ static void p2p_run_add(struct pci_p2pdma *p2p, struct p2p_region *region,
 	}
 	c = raw_cpu_ptr(p2p->cache);
 	spin_lock_irqsave(&c->lock, flags);
+	/*
+	 * The first page of a region never extends a run: the run would end
+	 * in the region before it, and genalloc frees within one range only.
+	 */
 	if (c->run_pages &&
 	    (addr != c->run_start + (c->run_pages << PAGE_SHIFT) ||
-	     c->run_pages == P2P_RUN_PAGES))
+	     addr == region->kaddr || c->run_pages == P2P_RUN_PAGES))
 		p2p_run_flush(p2p, c);
 	if (!c->run_pages)
 		c->run_start = addr;
