@@ -2,7 +2,7 @@
 /*
  * Black-box KUnit suite of the PCI P2PDMA API: a differential oracle.
  *
- * Unlike the other suites in this directory, which p2pdma.c includes to
+ * Unlike the other suites in this directory, which the core includes to
  * reach its static functions, this one is an object of its own and calls
  * only what include/linux/pci-p2pdma.h and include/linux/dma-map-ops.h
  * export. The same object therefore builds and runs against any

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * KUnit suites for the P2PDMA core, included at the end of p2pdma.c under
- * CONFIG_PCI_P2PDMA_KUNIT_TEST so that they reach its static functions
- * (the mm/damon pattern). Every PCI device they use is fake: see
+ * KUnit suites for the P2PDMA core, included by drivers/pci/p2pdma/kunit.c
+ * under CONFIG_PCI_P2PDMA_KUNIT_TEST; they reach the core's internals that
+ * p2pdma.h declares (VISIBLE_IF_KUNIT). Every PCI device they use is fake: see
  * fake-pci.h. Each suite builds its hierarchy in suite_init and removes
  * it in suite_exit.
  */

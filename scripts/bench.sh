@@ -3,7 +3,7 @@
 #
 # `make bench`: build two release kernels with the P2PDMA benchmark
 # (bench/, CONFIG_PCI_P2PDMA_BENCH) from one tree and one configuration,
-# one with our p2pdma.c/pci-p2pdma.h (build/out-bench) and one with the
+# one with our drivers/pci/p2pdma/ and pci-p2pdma.h (build/out-bench) and one with the
 # tree's own (build/out-bench-intree, from build/linux-intree, a hard-link
 # copy of the shared tree in which only those files and drivers/pci/Kconfig
 # are replaced), boot each REPS times on the bench topology, alternating,
@@ -84,6 +84,12 @@ prepare_trees() {
 			rm -f "$intree/$f"
 			cp "$top/build/pristine/$f" "$intree/$f"
 		done
+		# Build the tree's p2pdma.o, not our directory (a new Makefile:
+		# the old one is a hard link shared with the other tree).
+		rm -rf "$intree/drivers/pci/p2pdma"
+		sed 's|^\(obj-\$(CONFIG_PCI_P2PDMA)[[:space:]]*+= \)p2pdma/$|\1p2pdma.o|' \
+			"$shared/drivers/pci/Makefile" > "$intree/drivers/pci/Makefile.new"
+		mv "$intree/drivers/pci/Makefile.new" "$intree/drivers/pci/Makefile"
 		rm -f "$intree/drivers/pci/Kconfig" "$intree/drivers/pci/Kconfig.p2pdma" \
 			"$intree/drivers/pci/p2pdma-kunit"
 		tar -xJOf "$tarball" linux-source-6.12/drivers/pci/Kconfig > "$intree/drivers/pci/Kconfig"
@@ -103,7 +109,8 @@ build_kernels() {
 		<(grep -v '^#' "$top/build/out-bench-intree/.config") >&2 ||
 		echo "bench: WARNING: the configurations differ (< ours, > in-tree)" >&2
 	grep -q "$intree/drivers/pci/p2pdma.c" "$top/build/out-bench-intree/drivers/pci/.p2pdma.o.cmd"
-	[ ! -L "$intree/drivers/pci/p2pdma.c" ] && [ -L "$shared/drivers/pci/p2pdma.c" ]
+	grep -qw p2p_policy_seq_begin "$top/build/out-bench/System.map"
+	! grep -qw p2p_policy_seq_begin "$top/build/out-bench-intree/System.map"
 }
 
 if [ "$build" = 1 ]; then

@@ -28,7 +28,7 @@ log_dir=$out/logs
 mkdir -p "$log_dir"
 
 # Our C sources and headers, as paths relative to $top.
-mapfile -t c_files < <(cd "$top" && ls drivers/pci/p2pdma.c drivers/pci/p2pmem-pci.c \
+mapfile -t c_files < <(cd "$top" && ls drivers/pci/p2pdma/*.[ch] drivers/pci/p2pmem-pci.c \
 	include/linux/pci-p2pdma.h kunit/*.[ch] tools/pci/p2pdma/p2pdma.c 2>/dev/null)
 # Our shell scripts: tracked ones plus new ones not yet added.
 mapfile -t sh_files < <(cd "$top" && git ls-files --cached --others --exclude-standard '*.sh')
@@ -44,9 +44,9 @@ step_checkpatch() {
 
 step_build() {
 	local blog=$log_dir/build.log
-	# Force our object to be compiled again so that W=1 sees it; C=2 runs
-	# sparse on every file of the directory anyway.
-	rm -f "$out/drivers/pci/p2pdma.o" "$out/drivers/pci/p2pmem-pci.o"
+	# Force our objects to be compiled again so that W=1 sees them; C=2
+	# runs sparse on every file of the directory anyway.
+	rm -f "$out"/drivers/pci/p2pdma/*.o "$out/drivers/pci/p2pmem-pci.o"
 	if ! "$top/scripts/build-kernel.sh" debug "$out" C=2 W=1 drivers/pci/ >"$blog" 2>&1; then
 		cat "$blog"
 		echo "build failed"
@@ -56,7 +56,11 @@ step_build() {
 	if grep -E '(p2pdma[^/: ]*\.[ch]|p2pmem-pci\.c|pci-p2pdma\.h|kunit/[^: ]+\.[ch]):[0-9]+(:[0-9]+)?: (warning|error)' "$blog"; then
 		return 1
 	fi
-	[ -f "$out/drivers/pci/p2pdma.o" ] || { echo "p2pdma.o was not built"; return 1; }
+	local f
+	for f in "$top"/drivers/pci/p2pdma/*.c; do
+		f=${f##*/}
+		[ -f "$out/drivers/pci/p2pdma/${f%.c}.o" ] || { echo "p2pdma/${f%.c}.o was not built"; return 1; }
+	done
 	[ -f "$out/drivers/pci/p2pmem-pci.o" ] || { echo "p2pmem-pci.o was not built"; return 1; }
 	echo "$(grep -cE ': (warning|error)' "$blog") findings in the tree's own drivers/pci files ignored"
 }

@@ -5,15 +5,21 @@
 # project's files in place of the tree's own p2pdma files as symlinks, so
 # that editing one of ours makes the next kernel build recompile it.
 #
+# Our core is the directory drivers/pci/p2pdma/ (one file per role), built
+# in place of the tree's p2pdma.c, which stays in the tree unbuilt.
+#
 # Usage: scripts/prepare-tree.sh [--pristine]
-#   --pristine  put the tree's own p2pdma.c/pci-p2pdma.h back (for benchmarks)
+#   --pristine  build the tree's own p2pdma.c/pci-p2pdma.h again (for
+#               benchmarks and the differential tests)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 tarball=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 tree=$top/build/linux-source-6.12
 # Files of ours that replace the tree's own, as paths inside the tree.
-overlay="drivers/pci/p2pdma.c include/linux/pci-p2pdma.h"
+overlay="include/linux/pci-p2pdma.h"
+# The tree's own files, kept aside when it is unpacked.
+pristine="drivers/pci/p2pdma.c include/linux/pci-p2pdma.h"
 
 if [ ! -f "$tree/.unpacked" ]; then
 	[ -r "$tarball" ] || { echo "prepare-tree: $tarball missing (run 'make deps')" >&2; exit 1; }
@@ -23,7 +29,7 @@ if [ ! -f "$tree/.unpacked" ]; then
 	tar -xJf "$tarball" -C "$top/build"
 	# Keep the tree's own files aside, for 'make bench' and for reference
 	# builds; nothing of ours reads them.
-	for f in $overlay; do
+	for f in $pristine; do
 		mkdir -p "$top/build/pristine/$(dirname "$f")"
 		cp -p "$tree/$f" "$top/build/pristine/$f"
 	done
@@ -43,12 +49,43 @@ for f in $overlay; do
 	fi
 done
 
-# The KUnit suites, which p2pdma.c includes under PCI_P2PDMA_KUNIT_TEST,
-# and the black-box suite, an object of its own (kunit/Makefile). The
-# Makefile is replaced, not edited: scripts/test-upstream.sh shares it
-# through hard links.
-ln -sfn "$top/kunit" "$tree/drivers/pci/p2pdma-kunit"
+# A tree prepared before the core became a directory links p2pdma.c to a
+# file that is gone: put the tree's own back.
+if [ -L "$tree/drivers/pci/p2pdma.c" ]; then
+	rm -f "$tree/drivers/pci/p2pdma.c"
+	cp -p "$top/build/pristine/drivers/pci/p2pdma.c" "$tree/drivers/pci/p2pdma.c"
+fi
+
+# Our core: a real directory of per-file links, so that "../pci.h"
+# resolves inside the tree; links to files we no longer have are dropped.
+core=$tree/drivers/pci/p2pdma
+mkdir -p "$core"
+for f in "$top"/drivers/pci/p2pdma/*; do
+	[ "$(readlink "$core/${f##*/}" 2>/dev/null)" = "$f" ] || ln -sfn "$f" "$core/${f##*/}"
+done
+for f in "$core"/*; do
+	[ -e "$f" ] || rm -f "$f"
+done
+
+# drivers/pci/Makefile builds either our directory or the tree's p2pdma.o.
+# The Makefile is replaced, not edited in place: scripts/test-upstream.sh
+# shares it through hard links.
 mk=$tree/drivers/pci/Makefile
+if [ "${1:-}" = --pristine ]; then
+	from='p2pdma/' to='p2pdma.o'
+else
+	from='p2pdma.o' to='p2pdma/'
+fi
+if grep -q "^obj-\$(CONFIG_PCI_P2PDMA)[[:space:]]*+= $from\$" "$mk"; then
+	sed "s|^\(obj-\$(CONFIG_PCI_P2PDMA)[[:space:]]*+= \)$from\$|\1$to|" "$mk" > "$mk.new"
+	mv "$mk.new" "$mk"
+fi
+grep -q "^obj-\$(CONFIG_PCI_P2PDMA)[[:space:]]*+= $to\$" "$mk" ||
+	{ echo "prepare-tree: drivers/pci/Makefile does not build $to" >&2; exit 1; }
+
+# The KUnit suites (kunit.c of our core includes them) and the black-box
+# suite, an object of its own (kunit/Makefile).
+ln -sfn "$top/kunit" "$tree/drivers/pci/p2pdma-kunit"
 if ! grep -q 'p2pdma-kunit/' "$mk"; then
 	{ cat "$mk"; echo "obj-\$(CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST)	+= p2pdma-kunit/"; } > "$mk.new"
 	mv "$mk.new" "$mk"

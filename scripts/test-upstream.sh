@@ -7,7 +7,8 @@
 # of its own, and runs the black-box suite (kunit/p2pdma-blackbox.c, public
 # API only) on each:
 #
-#   ours  our p2pdma.c/pci-p2pdma.h (the tree as prepare-tree.sh leaves it),
+#   ours  our drivers/pci/p2pdma/ and pci-p2pdma.h (the tree as
+#         prepare-tree.sh leaves it),
 #         build/kunit-bb-ours
 #   6.12  the tree's own p2pdma.c/pci-p2pdma.h, put back for the build by
 #         prepare-tree.sh --pristine (copies from build/pristine, never into
@@ -85,8 +86,10 @@ if [ "$build" = 1 ]; then
 	trap - EXIT
 fi
 
-# The two kernels must have been built from two different P2PDMA cores.
-if cmp -s "$bd_ours/drivers/pci/p2pdma.o" "$bd_up/drivers/pci/p2pdma.o"; then
+# The two kernels must have been built from the two P2PDMA cores: only
+# ours has p2p_policy_seq_begin() (drivers/pci/p2pdma/host-bridge.c).
+if ! grep -qw p2p_policy_seq_begin "$bd_ours/System.map" ||
+   grep -qw p2p_policy_seq_begin "$bd_up/System.map"; then
 	echo "test-upstream: the two kernels are not built from the two P2PDMA cores" >&2
 	exit 1
 fi

@@ -74,15 +74,22 @@ tap() { # tap ok|notok|skip NAME [DETAIL]
 
 echo "TAP version 13"
 
-# The kernel under test must be built from our p2pdma files, not the tree's.
+# The kernel under test must be built from our P2PDMA core (the directory
+# drivers/pci/p2pdma/) and header, not the tree's p2pdma.c.
 tree=$top/build/linux-source-6.12 out=$top/build/out-debug
-if [ "$(readlink "$tree/drivers/pci/p2pdma.c")" = "$top/drivers/pci/p2pdma.c" ] &&
-   [ "$(readlink "$tree/include/linux/pci-p2pdma.h")" = "$top/include/linux/pci-p2pdma.h" ] &&
-   [ "$out/drivers/pci/p2pdma.o" -nt "$top/drivers/pci/p2pdma.c" ] &&
-   grep -q "$(sed -n 's/.*"\(P2PDMA to\/from client\) .*/\1/p' "$top/drivers/pci/p2pdma.c")" "$out/vmlinux"; then
-	tap ok "debug kernel is built from our p2pdma.c and pci-p2pdma.h"
+ours_built() {
+	local f
+	[ "$(readlink "$tree/include/linux/pci-p2pdma.h")" = "$top/include/linux/pci-p2pdma.h" ] || return 1
+	for f in "$top"/drivers/pci/p2pdma/*.c; do
+		[ "$(readlink "$tree/drivers/pci/p2pdma/${f##*/}")" = "$f" ] || return 1
+		[ "$out/drivers/pci/p2pdma/pci-p2pdma.o" -nt "$f" ] || return 1
+	done
+	grep -q "$(sed -n 's/.*"\(P2PDMA to\/from client\) .*/\1/p' "$top/drivers/pci/p2pdma/route.c")" "$out/vmlinux"
+}
+if ours_built; then
+	tap ok "debug kernel is built from our drivers/pci/p2pdma/ and pci-p2pdma.h"
 else
-	tap notok "debug kernel is built from our p2pdma.c and pci-p2pdma.h"
+	tap notok "debug kernel is built from our drivers/pci/p2pdma/ and pci-p2pdma.h"
 fi
 
 # Probe the accelerator once, before boots run side by side.

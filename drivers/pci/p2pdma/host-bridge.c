@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PCI peer-to-peer DMA: host bridges.
+ *
+ * Owns what is known of each host bridge and whether traffic between two
+ * root ports may go up through it. Forwarding peer-to-peer requests between
+ * root ports is optional for a root complex (PCIe r6.0 sec 1.3.1), so the
+ * built-in policy allows it only for AMD Zen CPUs and for the Intel root
+ * complexes in p2p_routing_host_bridges[], identified by a bus notifier
+ * that keeps a table per root bus. The administrator overrides it per host
+ * bridge with pci_p2pdma.host_bridges= (command line or
+ * /sys/module/pci_p2pdma/parameters/host_bridges).
+ */
+
+#define pr_fmt(fmt) "pci-p2pdma: " fmt
+
+#include <kunit/static_stub.h>
+#include <linux/bitfield.h>
+#include <linux/ctype.h>
+#include <linux/kstrtox.h>
+#include <linux/moduleparam.h>
+#include <linux/notifier.h>
+#include <linux/string.h>
+#include <linux/xarray.h>
+
+#include "../pci.h"
+#include "p2pdma.h"
+
+/*
+ * Intel root complexes known to forward peer-to-peer requests between
+ * their root ports, by the device ID of the function that identifies them
+ * (see p2p_host_bridge_id_dev()): a host bridge, a root port, or on Ice
+ * Lake-SP a system peripheral (class 0880). P2P_HB_WITHIN_ITSELF marks the
+ * ones that do so only between root ports of the same host bridge.
+ */
+#define P2P_HB_WITHIN_ITSELF	BIT(16)
+#define P2P_HB_DEVICE		GENMASK(15, 0)
+VISIBLE_IF_KUNIT const u32 p2p_routing_host_bridges[] = {
+	/* Xeon E5 v1/v2, Core i7: Sandy Bridge-EP */
+	0x3c00 | P2P_HB_WITHIN_ITSELF, 0x3c01 | P2P_HB_WITHIN_ITSELF,
+	/* Xeon E5/E7 v3: Haswell-EP */
+	0x2f00 | P2P_HB_WITHIN_ITSELF, 0x2f01 | P2P_HB_WITHIN_ITSELF,
+	0x2020, 0x2030, 0x2031, 0x2032, 0x2033,	/* Xeon Scalable: Skylake-SP */
+	0x09a2,				/* Xeon Scalable: Ice Lake-SP */
+};
+
+/*
+ * AMD Zen (family 17h) and later route P2P between all their root ports
+ * and host bridges, whatever the host bridge device IDs say. KUnit tests
+ * replace this (a static stub) to test both rules on any CPU.
+ */
+VISIBLE_IF_KUNIT bool p2p_cpu_routes_p2p(void)
+{
+	KUNIT_STATIC_STUB_REDIRECT(p2p_cpu_routes_p2p);
+#ifdef CONFIG_X86
+	return boot_cpu_data.x86_vendor == X86_VENDOR_AMD &&
+	       boot_cpu_data.x86 >= 0x17;
+#else
+	return false;
+#endif
+}
+
+/*
+ * What is known of each host bridge, keyed by root bus (p2p_root_bus_key()):
+ * the vendor and device ID of the function that identifies it (see
+ * p2p_host_bridge_id_dev()) and, if that ID is in p2p_routing_host_bridges[],
+ * its index there (P2P_HBE_*). A root bus with no identifying function has
+ * no entry. A bus notifier keeps it current from process context, whenever
+ * a device appears on or leaves a root bus, so that a route computation,
+ * which dma_map_sg() may run in any context, only has to look it up:
+ * it takes no sleeping lock, walks no device list and drops no reference.
+ */
+static DEFINE_XARRAY(p2p_host_bridges);
+/* Serialises the updates, so that the last one for a root bus wins. */
+static DEFINE_MUTEX(p2p_host_bridges_lock);
+
+#define P2P_HBE_ID		GENMASK(31, 0)	/* vendor << 16 | device */
+#define P2P_HBE_INDEX		GENMASK(39, 32)	/* table index + 1, 0 if none */
+
+static unsigned long p2p_root_bus_key(struct pci_bus *root)
+{
+	return ((unsigned long)(u32)pci_domain_nr(root) << 8) | root->number;
+}
+
+/*
+ * The function that identifies the root complex of @root's host bridge,
+ * ignoring @leaving (a device being removed), or NULL: the first device of
+ * the root bus, if it is at 00.0 (a host bridge or, on Ice Lake-SP, a
+ * system peripheral) or is a root port (Skylake-SP has nothing at 00.0).
+ * Its class does not matter. Caller holds pci_bus_sem.
+ */
+static struct pci_dev *p2p_host_bridge_id_dev(struct pci_bus *root,
+					      struct pci_dev *leaving)
+{
+	struct pci_dev *dev;
+
+	list_for_each_entry(dev, &root->devices, bus_list) {
+		if (dev == leaving)
+			continue;
+		if (dev->devfn == PCI_DEVFN(0, 0) ||
+		    (pci_is_pcie(dev) &&
+		     pci_pcie_type(dev) == PCI_EXP_TYPE_ROOT_PORT))
+			return dev;
+		return NULL;
+	}
+	return NULL;
+}
+
+/* Index of @dev in p2p_routing_host_bridges[], or -1. */
+static int p2p_host_bridge_index(struct pci_dev *dev)
+{
+	int i;
+
+	if (!dev || dev->vendor != PCI_VENDOR_ID_INTEL)
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(p2p_routing_host_bridges); i++)
+		if (dev->device == FIELD_GET(P2P_HB_DEVICE,
+					     p2p_routing_host_bridges[i]))
+			return i;
+	return -1;
+}
+
+/*
+ * Record what @root's host bridge does with P2P, as if @leaving were
+ * already gone. Process context.
+ */
+static void p2p_host_bridge_update(struct pci_bus *root,
+				   struct pci_dev *leaving)
+{
+	unsigned long key = p2p_root_bus_key(root), v = 0;
+	struct pci_dev *id;
+
+	mutex_lock(&p2p_host_bridges_lock);
+	down_read(&pci_bus_sem);
+	id = p2p_host_bridge_id_dev(root, leaving);
+	if (id)
+		v = FIELD_PREP(P2P_HBE_ID, (u32)id->vendor << 16 | id->device) |
+		    FIELD_PREP(P2P_HBE_INDEX, p2p_host_bridge_index(id) + 1);
+	up_read(&pci_bus_sem);
+	if (!id)
+		xa_erase(&p2p_host_bridges, key);
+	else if (xa_err(xa_store(&p2p_host_bridges, key, xa_mk_value(v),
+				 GFP_KERNEL)))
+		pr_warn("no memory to record host bridge %04x:%02x; P2P through it is refused\n",
+			pci_domain_nr(root), root->number);
+	mutex_unlock(&p2p_host_bridges_lock);
+}
+
+static int p2p_pci_notify(struct notifier_block *nb, unsigned long action,
+			  void *data)
+{
+	struct pci_dev *pdev = to_pci_dev(data);
+
+	if (!pci_is_root_bus(pdev->bus))
+		return NOTIFY_DONE;
+	if (action == BUS_NOTIFY_ADD_DEVICE)
+		p2p_host_bridge_update(pdev->bus, NULL);
+	else if (action == BUS_NOTIFY_DEL_DEVICE)
+		p2p_host_bridge_update(pdev->bus, pdev);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block p2p_pci_nb = {
+	.notifier_call = p2p_pci_notify,
+};
+
+/* The P2P_HBE_* entry of @hb, or 0 if it has none. Any context. */
+static unsigned long p2p_host_bridge_entry(struct pci_host_bridge *hb)
+{
+	void *entry = xa_load(&p2p_host_bridges, p2p_root_bus_key(hb->bus));
+
+	return xa_is_value(entry) ? xa_to_value(entry) : 0;
+}
+
+/*
+ * The index in p2p_routing_host_bridges[] of @hb, or -1 if it is not
+ * known to route P2P. Any context: an RCU lookup.
+ */
+VISIBLE_IF_KUNIT int p2p_known_host_bridge(struct pci_host_bridge *hb)
+{
+	return (int)FIELD_GET(P2P_HBE_INDEX, p2p_host_bridge_entry(hb)) - 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Host bridge policy override: pci_p2pdma.host_bridges=               */
+/* ------------------------------------------------------------------ */
+
+static struct p2p_hb_policy p2p_policy;
+static DEFINE_SEQLOCK(p2p_policy_lock);
+/* Set once the boot policy has been logged; later changes log themselves. */
+static bool p2p_policy_booted;
+
+/* Parse exactly @digits (or 1 to -@digits) hex digits of @s, up to @end. */
+static int p2p_parse_hex(const char *s, const char *end, int digits, u32 *val)
+{
+	int len = end - s;
+	char tmp[9];
+
+	if (digits > 0 ? len != digits : len < 1 || len > -digits)
+		return -EINVAL;
+	memcpy(tmp, s, len);
+	tmp[len] = '\0';
+	if (!isxdigit(tmp[0]))
+		return -EINVAL;
+	return kstrtou32(tmp, 16, val);
+}
+
+/* Parse one rule, @s of length @len; NULL or the reason it is malformed. */
+static const char *p2p_parse_rule(const char *s, size_t len,
+				  struct p2p_hb_rule *rule)
+{
+	const char *end = s + len, *colon;
+
+	if (len > 6 && !strncmp(s, "allow:", 6)) {
+		rule->allow = true;
+		s += 6;
+	} else if (len > 5 && !strncmp(s, "deny:", 5)) {
+		rule->allow = false;
+		s += 5;
+	} else {
+		return "a rule is allow:SEL or deny:SEL";
+	}
+	if (end - s == 3 && !strncmp(s, "all", 3)) {
+		rule->sel = P2P_SEL_ALL;
+		rule->a = 0;
+		rule->b = 0;
+		return NULL;
+	}
+	colon = memchr(s, ':', end - s);
+	if (!colon)
+		goto bad_sel;
+	if (end - colon - 1 == 2) {
+		rule->sel = P2P_SEL_ROOT_BUS;
+		if (p2p_parse_hex(s, colon, -8, &rule->a) ||
+		    p2p_parse_hex(colon + 1, end, 2, &rule->b))
+			goto bad_sel;
+		return NULL;
+	}
+	rule->sel = P2P_SEL_ID;
+	if (!p2p_parse_hex(s, colon, 4, &rule->a) &&
+	    !p2p_parse_hex(colon + 1, end, 4, &rule->b))
+		return NULL;
+bad_sel:
+	return "SEL is all, DDDD:BB (PCI domain:root bus, hex) or VVVV:DDDD (vendor:device, hex)";
+}
+
+/*
+ * Parse @val (one trailing newline allowed) into @pol. On a malformed
+ * value, log which rule and why, and return -EINVAL.
+ */
+static int p2p_policy_parse(const char *val, struct p2p_hb_policy *pol)
+{
+	size_t len = val ? strlen(val) : 0, vlen;
+	const char *s = val, *end = val, *why;
+
+	memset(pol, 0, sizeof(*pol));
+	if (!val) {
+		pr_err("pci_p2pdma.host_bridges needs a value (rules, or empty for none)\n");
+		return -EINVAL;
+	}
+	if (len && val[len - 1] == '\n')
+		len--;
+	vlen = len;
+	while (len) {
+		end = memchr(s, ',', len) ?: s + len;
+		if (pol->n == P2P_POLICY_MAX_RULES) {
+			why = "more than " __stringify(P2P_POLICY_MAX_RULES) " rules";
+			goto bad;
+		}
+		why = p2p_parse_rule(s, end - s, &pol->rule[pol->n]);
+		if (why)
+			goto bad;
+		pol->n++;
+		len -= end - s;
+		s = end;
+		if (len) {	/* skip the comma; it must be followed by a rule */
+			s++;
+			if (!--len) {
+				end = s;
+				why = "empty rule after ','";
+				goto bad;
+			}
+		}
+	}
+	return 0;
+bad:
+	pr_err("pci_p2pdma.host_bridges: '%.*s' rejected at '%.*s': %s; policy unchanged\n",
+	       (int)min_t(size_t, vlen, 200), val,
+	       (int)min_t(size_t, end - s, 40), s, why);
+	return -EINVAL;
+}
+
+/* Print @pol as it would be written, without a newline. */
+int p2p_policy_print(const struct p2p_hb_policy *pol, char *buf,
+		     size_t size)
+{
+	const struct p2p_hb_rule *r;
+	int i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < pol->n; i++) {
+		r = &pol->rule[i];
+		n += scnprintf(buf + n, size - n, "%s%s:", i ? "," : "",
+			       r->allow ? "allow" : "deny");
+		if (r->sel == P2P_SEL_ALL)
+			n += scnprintf(buf + n, size - n, "all");
+		else if (r->sel == P2P_SEL_ROOT_BUS)
+			n += scnprintf(buf + n, size - n, "%04x:%02x", r->a, r->b);
+		else
+			n += scnprintf(buf + n, size - n, "%04x:%04x", r->a, r->b);
+	}
+	return n;
+}
+
+static void p2p_policy_snapshot(struct p2p_hb_policy *pol)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqbegin(&p2p_policy_lock);
+		*pol = p2p_policy;
+	} while (read_seqretry(&p2p_policy_lock, seq));
+}
+
+/*
+ * A route verdict worked out between p2p_policy_seq_begin() and a false
+ * p2p_policy_seq_retry() rests on one policy; a true retry means the
+ * policy changed meanwhile. Any context.
+ */
+unsigned int p2p_policy_seq_begin(void)
+{
+	return read_seqbegin(&p2p_policy_lock);
+}
+
+bool p2p_policy_seq_retry(unsigned int seq)
+{
+	return read_seqretry(&p2p_policy_lock, seq);
+}
+
+VISIBLE_IF_KUNIT int p2p_policy_set(const char *val, const struct kernel_param *kp)
+{
+	struct p2p_hb_policy pol, old;
+	char was[256], now[256];
+	unsigned long flags;
+	int ret;
+
+	ret = p2p_policy_parse(val, &pol);
+	if (ret)
+		return ret;
+	write_seqlock_irqsave(&p2p_policy_lock, flags);
+	old = p2p_policy;
+	p2p_policy = pol;
+	write_sequnlock_irqrestore(&p2p_policy_lock, flags);
+	if (!READ_ONCE(p2p_policy_booted))
+		return 0;	/* the command line: logged at arch_initcall */
+	p2p_routes_forget_all();
+	p2p_policy_print(&old, was, sizeof(was));
+	p2p_policy_print(&pol, now, sizeof(now));
+	if (strcmp(now, was))
+		pr_info("host bridge policy changed to '%s' (was '%s')\n",
+			now, was);
+	return 0;
+}
+
+VISIBLE_IF_KUNIT int p2p_policy_get(char *buf, const struct kernel_param *kp)
+{
+	struct p2p_hb_policy pol;
+	int n;
+
+	p2p_policy_snapshot(&pol);
+	n = p2p_policy_print(&pol, buf, PAGE_SIZE - 1);
+	buf[n++] = '\n';
+	buf[n] = '\0';
+	return n;
+}
+
+static const struct kernel_param_ops p2p_policy_ops = {
+	.set = p2p_policy_set,
+	.get = p2p_policy_get,
+};
+
+#ifdef MODULE_PARAM_PREFIX
+#undef MODULE_PARAM_PREFIX
+#endif
+#define MODULE_PARAM_PREFIX "pci_p2pdma."
+module_param_cb(host_bridges, &p2p_policy_ops, NULL, 0644);
+MODULE_PARM_DESC(host_bridges,
+		 "allow or deny P2P through host bridges: allow:SEL or deny:SEL, comma-separated, first match wins; SEL is all, DDDD:BB or VVVV:DDDD");
+
+/*
+ * The rule that decides for @hb, copied to @rule; false if none matches.
+ * Any context.
+ */
+bool p2p_policy_match(struct pci_host_bridge *hb,
+		      struct p2p_hb_rule *rule)
+{
+	u32 id = FIELD_GET(P2P_HBE_ID, p2p_host_bridge_entry(hb));
+	u32 domain = pci_domain_nr(hb->bus), bus = hb->bus->number;
+	const struct p2p_hb_rule *r;
+	unsigned int seq, i;
+	bool found;
+
+	do {
+		seq = read_seqbegin(&p2p_policy_lock);
+		found = false;
+		for (i = 0; i < p2p_policy.n && !found; i++) {
+			r = &p2p_policy.rule[i];
+			found = r->sel == P2P_SEL_ALL ||
+				(r->sel == P2P_SEL_ROOT_BUS && r->a == domain &&
+				 r->b == bus) ||
+				(r->sel == P2P_SEL_ID && id &&
+				 r->a == id >> 16 && r->b == (id & 0xffff));
+			if (found)
+				*rule = *r;
+		}
+	} while (read_seqretry(&p2p_policy_lock, seq));
+	return found;
+}
+
+/* After pci_bus_type exists (postcore), before the buses are scanned. */
+static int __init p2p_host_bridges_init(void)
+{
+	struct p2p_hb_policy pol;
+	struct pci_bus *root = NULL;
+	char buf[256];
+	int ret;
+
+	p2p_policy_snapshot(&pol);
+	if (pol.n) {
+		p2p_policy_print(&pol, buf, sizeof(buf));
+		pr_info("host bridge policy from the command line: %s\n", buf);
+	}
+	WRITE_ONCE(p2p_policy_booted, true);
+
+	ret = bus_register_notifier(&pci_bus_type, &p2p_pci_nb);
+	if (ret)
+		return ret;
+	/* Root buses that were scanned earlier, if any. */
+	while ((root = pci_find_next_bus(root)))
+		p2p_host_bridge_update(root, NULL);
+	return 0;
+}
+arch_initcall(p2p_host_bridges_init);
+
+/*
+ * Decide whether traffic may go up through host bridges @a and @b (the
+ * same one, or two). A rule of the administrator's for a host bridge
+ * overrides the built-in policy for it: a deny refuses the route, even on
+ * AMD Zen; an allow lets it through that host bridge, even when the
+ * built-in table says it routes P2P only within itself. Sets
+ * @r->host_bridge to the one refusing and @r->override when a rule
+ * decided.
+ */
+enum p2p_refusal p2p_host_bridge_verdict(struct pci_host_bridge *a,
+					 struct pci_host_bridge *b,
+					 struct p2p_route *r)
+{
+	struct pci_host_bridge *hb[2] = { a, b };
+	int i, n = a == b ? 1 : 2, idx[2];
+	bool allowed[2] = { false, false };
+	struct p2p_hb_rule rule;
+
+	for (i = 0; i < n; i++) {
+		if (!p2p_policy_match(hb[i], &rule))
+			continue;
+		if (!rule.allow) {
+			r->host_bridge = hb[i];
+			r->override = true;
+			return P2P_HOST_BRIDGE_DENIED;
+		}
+		allowed[i] = true;
+	}
+	if (allowed[0] && (n == 1 || allowed[1])) {
+		r->override = true;
+		return P2P_REACHABLE;
+	}
+	if (p2p_cpu_routes_p2p())
+		return P2P_REACHABLE;
+
+	for (i = 0; i < n; i++) {
+		idx[i] = allowed[i] ? -1 : p2p_known_host_bridge(hb[i]);
+		if (!allowed[i] && idx[i] < 0) {
+			r->host_bridge = hb[i];
+			return P2P_HOST_BRIDGE_UNKNOWN;
+		}
+	}
+	for (i = 0; n == 2 && i < n; i++) {
+		if (!allowed[i] &&
+		    (p2p_routing_host_bridges[idx[i]] & P2P_HB_WITHIN_ITSELF)) {
+			r->host_bridge = hb[i];
+			return P2P_HOST_BRIDGES_DIFFER;
+		}
+	}
+	r->override = allowed[0] || allowed[1];
+	return P2P_REACHABLE;
+}

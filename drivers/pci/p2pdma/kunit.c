@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PCI peer-to-peer DMA: the white-box KUnit suites.
+ *
+ * Built into the core under CONFIG_PCI_P2PDMA_KUNIT_TEST. The suites live
+ * in drivers/pci/p2pdma-kunit/ (the project's kunit/ directory) and reach
+ * the functions that p2pdma.h declares for them (VISIBLE_IF_KUNIT).
+ */
+
+#define pr_fmt(fmt) "pci-p2pdma: " fmt
+
+#include <kunit/static_stub.h>
+#include <linux/bitmap.h>
+#include <linux/ctype.h>
+#include <linux/genalloc.h>
+#include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "../pci.h"
+#include "p2pdma.h"
+
+#include "../p2pdma-kunit/p2pdma-kunit.h"

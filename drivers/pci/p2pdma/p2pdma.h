@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * PCI peer-to-peer DMA: what the files of the core share.
+ *
+ * The core is one file per role:
+ *  host-bridge.c  which host bridges forward P2P (the built-in table, kept
+ *                 current by a bus notifier) and the administrator's
+ *                 pci_p2pdma.host_bridges= rules
+ *  route.c        how a client reaches a provider: ACS, distance, the
+ *                 per-provider route cache, pci_p2pdma_map_segment()
+ *  provider.c     registering BAR ranges, publishing, finding a provider,
+ *                 and the unbind that revokes and waits
+ *  pool.c         the genalloc pool: clean and dirty pages, the per-CPU
+ *                 cache, background clearing, the allocation API
+ *  sysfs.c        /sys/bus/pci/devices/.../p2pmem/ and the allocate mmap
+ *  configfs.c     the helpers for nvmet's configfs "p2pmem" attribute
+ *  debugfs.c      /sys/kernel/debug/p2pdma/routes
+ * Nothing here is exported; include/linux/pci-p2pdma.h is the public API.
+ */
+#ifndef _DRIVERS_PCI_P2PDMA_P2PDMA_H
+#define _DRIVERS_PCI_P2PDMA_P2PDMA_H
+
+#include <kunit/visibility.h>
+#include <linux/dma-map-ops.h>
+#include <linux/genalloc.h>
+#include <linux/memremap.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/pci-p2pdma.h>
+#include <linux/percpu.h>
+#include <linux/seqlock.h>
+#include <linux/spinlock.h>
+#include <linux/sysfs.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+
+/*
+ * Sizes of the per-CPU allocation cache: 1, 2, 4, 8 and 16 pages (4 KiB to
+ * 64 KiB), up to P2P_CACHE_DEPTH of each on every CPU.
+ */
+#define P2P_CACHE_CLASSES	5
+#define P2P_CACHE_DEPTH		8
+/* Pages back from userspace that a CPU gathers before the pool sees them. */
+#define P2P_RUN_PAGES		512
+
+/*
+ * Memory recently freed by kernel users on one CPU, handed to the next
+ * allocation of the same size on that CPU without touching the pool. It
+ * counts as available. The lock is only ever contended by a drain.
+ */
+struct p2p_cpu_cache {
+	spinlock_t lock;		/* this CPU, and a drain */
+	unsigned long bytes;		/* held here, counted as available */
+	unsigned int count[P2P_CACHE_CLASSES];
+	unsigned long addr[P2P_CACHE_CLASSES][P2P_CACHE_DEPTH];
+	/* Pages back from userspace, not yet in the pool: p2p_run_add(). */
+	unsigned long run_start;
+	unsigned long run_pages;
+	bool run_dirty;
+};
+
+/* Per-provider state, reached through pdev->p2pdma under RCU. */
+struct pci_p2pdma {
+	struct gen_pool *pool;	/* free P2P memory; chunk owner = p2p_region */
+	struct list_head regions;	/* p2p_region; only ever added to */
+	struct p2p_cpu_cache __percpu *cache;
+	struct delayed_work clear_work;	/* clears dirty free memory */
+	seqlock_t clear_lock;	/* pool + clearing, as "available" reads it */
+	unsigned long clearing;	/* bytes the clearing work holds */
+	atomic_t clear_waiters;	/* mmaps waiting for the clearing to pause */
+	struct xarray routes;	/* client key -> packed route verdict */
+	bool published;		/* offered to orchestrators and nvmet */
+	bool closing;		/* unbind started: hand out nothing more */
+	bool sysfs_added;	/* the p2pmem attribute group exists */
+};
+
+/*
+ * One range of a BAR registered with pci_p2pdma_add_resource(). A set bit
+ * in @dirty says the page may hold someone's data; a page that is free in
+ * the pool with its bit clear reads as zero. Bits change only for pages
+ * their changer holds (allocated, or being freed), one word at a time
+ * with an atomic operation, since a word covers pages of other owners.
+ */
+struct p2p_region {
+	struct dev_pagemap pgmap;
+	struct pci_dev *provider;
+	u64 bus_offset;		/* PCI bus address minus CPU physical address */
+	struct list_head node;	/* in pci_p2pdma.regions */
+	unsigned long kaddr;	/* kernel address of the first page */
+	unsigned long npages;
+	unsigned long *dirty;
+};
+
+static inline struct p2p_region *to_p2p_region(struct dev_pagemap *pgmap)
+{
+	return container_of(pgmap, struct p2p_region, pgmap);
+}
+
+/* Why a client cannot use a provider's memory; P2P_REACHABLE if it can. */
+enum p2p_refusal {
+	P2P_REACHABLE,
+	P2P_NOT_PCI,			/* no PCI function at or above the client */
+	P2P_HOST_BRIDGE_UNKNOWN,	/* host bridge not known to route P2P */
+	P2P_HOST_BRIDGES_DIFFER,	/* host bridge routes P2P only within itself */
+	P2P_HOST_BRIDGE_DENIED,		/* a pci_p2pdma.host_bridges rule denies it */
+};
+
+struct p2p_route {
+	enum pci_p2pdma_map_type map;
+	unsigned int distance;
+	enum p2p_refusal why;
+	bool unsure;		/* a config read gave all ones: do not cache */
+	bool override;		/* a pci_p2pdma.host_bridges rule decided */
+	struct pci_dev *acs_dev;	/* redirecting function; not referenced */
+	struct pci_host_bridge *host_bridge;	/* the one refusing, if any */
+};
+
+/* A route verdict packed into an xarray value entry. */
+#define P2P_PACK_MAP		GENMASK(1, 0)
+#define P2P_PACK_WHY		GENMASK(4, 2)
+#define P2P_PACK_OVERRIDE	BIT(5)
+#define P2P_PACK_DIST_SHIFT	6
+
+/*
+ * Extra distance for each host bridge a route goes through, so that every
+ * direct route is preferred over every route through the root complex.
+ */
+#define P2P_HOST_BRIDGE_COST	1024
+
+/*
+ * Regions are added under p2p_setup_lock and removed only after the last
+ * user of the provider is gone, so a walk needs no lock of its own.
+ */
+#define for_each_p2p_region(region, p2p) \
+	list_for_each_entry_rcu(region, &(p2p)->regions, node, true)
+
+/*
+ * The administrator's rules, first match wins: "allow:SEL" or "deny:SEL",
+ * comma-separated, where SEL is "all", DDDD:BB (PCI domain and root bus
+ * number of the host bridge) or VVVV:DDDD (vendor and device ID of the
+ * function that identifies it). A host bridge no rule matches gets the
+ * built-in policy. Parsed into fixed storage: the command line is parsed
+ * before the slab allocator exists. Read in any context under the
+ * seqlock; every write also bumps its sequence, which the route caches
+ * use to drop verdicts worked out under an older policy.
+ */
+#define P2P_POLICY_MAX_RULES	16
+
+enum p2p_rule_sel {
+	P2P_SEL_ALL,
+	P2P_SEL_ROOT_BUS,	/* a = domain, b = bus */
+	P2P_SEL_ID,		/* a = vendor, b = device */
+};
+
+struct p2p_hb_rule {
+	bool allow;
+	u8 sel;
+	u32 a, b;
+};
+
+struct p2p_hb_policy {
+	unsigned int n;
+	struct p2p_hb_rule rule[P2P_POLICY_MAX_RULES];
+};
+
+/* host-bridge.c */
+enum p2p_refusal p2p_host_bridge_verdict(struct pci_host_bridge *a,
+					 struct pci_host_bridge *b,
+					 struct p2p_route *r);
+bool p2p_policy_match(struct pci_host_bridge *hb, struct p2p_hb_rule *rule);
+int p2p_policy_print(const struct p2p_hb_policy *pol, char *buf, size_t size);
+unsigned int p2p_policy_seq_begin(void);
+bool p2p_policy_seq_retry(unsigned int seq);
+
+/* route.c */
+void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
+		       struct p2p_route *r, bool fresh);
+void p2p_routes_forget_all(void);
+void p2p_route_explain(const struct p2p_route *r, char *buf, size_t len);
+const char *p2p_map_type_name(enum pci_p2pdma_map_type map);
+
+/* provider.c */
+extern struct mutex p2p_setup_lock;
+void p2p_page_free(struct page *page);
+
+/* pool.c */
+struct p2p_region *p2p_region_of(struct pci_p2pdma *p2p, unsigned long addr);
+unsigned long p2p_page_index(struct p2p_region *region, unsigned long addr);
+bool p2p_clean(struct p2p_region *region, unsigned long first,
+	       unsigned long n);
+void p2p_clear_kick_after(struct pci_p2pdma *p2p, unsigned long delay);
+void p2p_clear_kick(struct pci_p2pdma *p2p);
+void p2p_clear_work_fn(struct work_struct *work);
+void p2p_run_add(struct pci_p2pdma *p2p, struct p2p_region *region,
+		 unsigned long addr, bool dirty);
+void p2p_runs_flush(struct pci_p2pdma *p2p);
+bool p2p_cache_drain(struct pci_p2pdma *p2p);
+size_t p2p_available(struct pci_p2pdma *p2p);
+void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
+		bool cached);
+
+/* How long after a registration the clearing work starts: 1 s. */
+#define P2P_CLEAR_DELAY	HZ
+
+/* sysfs.c */
+extern const struct attribute_group p2pmem_group;
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/* Reached only by the KUnit suites (VISIBLE_IF_KUNIT). */
+extern const u32 p2p_routing_host_bridges[];
+bool p2p_cpu_routes_p2p(void);
+int p2p_known_host_bridge(struct pci_host_bridge *hb);
+int p2p_policy_set(const char *val, const struct kernel_param *kp);
+int p2p_policy_get(char *buf, const struct kernel_param *kp);
+bool p2p_acs_redirects(struct pci_dev *pdev, bool *unsure);
+struct pci_dev *p2p_redirect_on_path(struct pci_dev *dev,
+				     struct pci_dev *common, bool *unsure);
+unsigned int p2p_depth(struct pci_dev *dev);
+void p2p_route_compute(struct pci_dev *provider, struct pci_dev *client,
+		       struct p2p_route *r);
+unsigned long p2p_client_key(struct pci_dev *client);
+void p2p_route_lookup(struct pci_dev *provider, struct device *client,
+		      struct p2p_route *r);
+void p2p_route_reason(struct pci_dev *provider, struct device *client,
+		      char *buf, size_t len);
+void p2p_close_start(struct pci_p2pdma *p2p);
+void p2p_close_finish(struct pci_dev *pdev, struct pci_p2pdma *p2p);
+void p2p_provider_close(void *data);
+struct pci_p2pdma *p2p_provider_setup(struct pci_dev *pdev);
+int p2p_region_bitmap(struct device *dev, struct p2p_region *region,
+		      size_t size);
+int p2p_region_add(struct pci_p2pdma *p2p, struct p2p_region *region,
+		   void *kaddr, u64 bus, int nid);
+void p2p_set_published(struct pci_p2pdma *p2p, bool publish);
+#endif
+
+#endif /* _DRIVERS_PCI_P2PDMA_P2PDMA_H */

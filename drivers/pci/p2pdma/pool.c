@@ -1,0 +1,611 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PCI peer-to-peer DMA: the pool.
+ *
+ * Owns a provider's free P2P memory: the genalloc pool of its registered
+ * ranges, which pages may hold someone's data (dirty) and which read as
+ * zero (clean), the per-CPU cache of small kernel allocations, the runs
+ * of pages coming back from userspace, the background clearing of dirty
+ * free memory, and the allocation API (pci_alloc_p2pmem() and friends).
+ * Every allocation holds a reference on its range's dev_pagemap.
+ */
+
+#define pr_fmt(fmt) "pci-p2pdma: " fmt
+
+#include <linux/bitmap.h>
+#include <linux/genalloc.h>
+#include <linux/mm.h>
+#include <linux/percpu-refcount.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include "../pci.h"
+#include "p2pdma.h"
+
+struct p2p_region *p2p_region_of(struct pci_p2pdma *p2p,
+				 unsigned long addr)
+{
+	struct p2p_region *region;
+
+	for_each_p2p_region(region, p2p)
+		if (addr - region->kaddr < region->npages << PAGE_SHIFT)
+			return region;
+	return NULL;
+}
+
+unsigned long p2p_page_index(struct p2p_region *region,
+			     unsigned long addr)
+{
+	return (addr - region->kaddr) >> PAGE_SHIFT;
+}
+
+/*
+ * Mark pages [@first, @first + @n) of @region dirty or clean. The caller
+ * holds them; neighbours in the same word may change at the same time.
+ */
+static void p2p_mark(struct p2p_region *region, unsigned long first,
+		     unsigned long n, bool dirty)
+{
+	unsigned long end = first + n, lo, hi, mask;
+
+	while (first < end) {
+		lo = first % BITS_PER_LONG;
+		hi = min_t(unsigned long, BITS_PER_LONG, lo + end - first);
+		mask = GENMASK(hi - 1, lo);
+		set_mask_bits(&region->dirty[BIT_WORD(first)], mask,
+			      dirty ? mask : 0);
+		first += hi - lo;
+	}
+}
+
+/*
+ * Zero the dirty pages among [@first, @first + @n) of @region, which the
+ * caller holds, and mark them clean. The kernel maps BAR memory uncached,
+ * where a store of 8 bytes is the most one instruction writes (memset64()).
+ * Returns whether any page was dirty.
+ */
+bool p2p_clean(struct p2p_region *region, unsigned long first,
+	       unsigned long n)
+{
+	unsigned long end = first + n, i = first, j;
+	bool any = false;
+
+	while ((i = find_next_bit(region->dirty, end, i)) < end) {
+		j = find_next_zero_bit(region->dirty, end, i);
+		memset64((u64 *)(region->kaddr + (i << PAGE_SHIFT)), 0,
+			 ((j - i) << PAGE_SHIFT) / sizeof(u64));
+		p2p_mark(region, i, j - i, false);
+		i = j;
+		any = true;
+	}
+	return any;
+}
+
+/* Give memory back to the pool, marked dirty: a kernel user had it. */
+static void p2p_pool_free_dirty(struct pci_p2pdma *p2p,
+				struct p2p_region *region, unsigned long addr,
+				size_t size)
+{
+	p2p_mark(region, p2p_page_index(region, addr),
+		 DIV_ROUND_UP(size, PAGE_SIZE), true);
+	gen_pool_free(p2p->pool, addr, size);
+}
+
+/*
+ * Run the clearing work after @delay jiffies (or sooner, if it was already
+ * due sooner), unless the provider is closing: the unbind cancels the work
+ * after a grace period, and a caller inside an RCU read section that saw
+ * closing clear is done queueing by then.
+ */
+void p2p_clear_kick_after(struct pci_p2pdma *p2p, unsigned long delay)
+{
+	guard(rcu)();
+	if (READ_ONCE(p2p->closing))
+		return;
+	if (delay)
+		queue_delayed_work(system_unbound_wq, &p2p->clear_work, delay);
+	else
+		mod_delayed_work(system_unbound_wq, &p2p->clear_work, 0);
+}
+
+void p2p_clear_kick(struct pci_p2pdma *p2p)
+{
+	p2p_clear_kick_after(p2p, 0);
+}
+
+/*
+ * Put this CPU's run of pages back from userspace into the pool; the
+ * cache lock is held.
+ */
+static void p2p_run_flush(struct pci_p2pdma *p2p, struct p2p_cpu_cache *c)
+{
+	if (!c->run_pages)
+		return;
+	gen_pool_free(p2p->pool, c->run_start, c->run_pages << PAGE_SHIFT);
+	WRITE_ONCE(c->bytes, c->bytes - (c->run_pages << PAGE_SHIFT));
+	c->run_pages = 0;
+	if (c->run_dirty)
+		p2p_clear_kick(p2p);
+	c->run_dirty = false;
+}
+
+/*
+ * A page of @region at @addr came back from userspace, written (@dirty)
+ * or not. An munmap() returns its pages one at a time, in address order:
+ * they are gathered into one run per CPU and given to the pool together,
+ * up to P2P_RUN_PAGES at a time, instead of one bitmap update each. The
+ * next mmap(), the clearing work, a short pool and an unbind put a run
+ * that is still open into the pool. Called in an RCU read section.
+ */
+void p2p_run_add(struct pci_p2pdma *p2p, struct p2p_region *region,
+		 unsigned long addr, bool dirty)
+{
+	struct p2p_cpu_cache *c;
+	unsigned long flags;
+
+	if (dirty)
+		p2p_mark(region, p2p_page_index(region, addr), 1, true);
+	/* After an unbind's grace period nothing is held back. */
+	if (READ_ONCE(p2p->closing)) {
+		gen_pool_free(p2p->pool, addr, PAGE_SIZE);
+		return;
+	}
+	c = raw_cpu_ptr(p2p->cache);
+	spin_lock_irqsave(&c->lock, flags);
+	/*
+	 * The first page of a region never extends a run: the run would end
+	 * in the region before it, and genalloc frees within one range only.
+	 */
+	if (c->run_pages &&
+	    (addr != c->run_start + (c->run_pages << PAGE_SHIFT) ||
+	     addr == region->kaddr || c->run_pages == P2P_RUN_PAGES))
+		p2p_run_flush(p2p, c);
+	if (!c->run_pages)
+		c->run_start = addr;
+	c->run_pages++;
+	c->run_dirty |= dirty;
+	WRITE_ONCE(c->bytes, c->bytes + PAGE_SIZE);
+	spin_unlock_irqrestore(&c->lock, flags);
+}
+
+/* Put every CPU's open run into the pool. */
+void p2p_runs_flush(struct pci_p2pdma *p2p)
+{
+	struct p2p_cpu_cache *c;
+	unsigned long flags;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		c = per_cpu_ptr(p2p->cache, cpu);
+		if (!READ_ONCE(c->run_pages))
+			continue;
+		spin_lock_irqsave(&c->lock, flags);
+		p2p_run_flush(p2p, c);
+		spin_unlock_irqrestore(&c->lock, flags);
+	}
+}
+
+/* The per-CPU cache class of an allocation of @size bytes, or -1. */
+static int p2p_cache_class(size_t size)
+{
+	unsigned long pages = DIV_ROUND_UP(size, PAGE_SIZE);
+
+	if (!is_power_of_2(pages) || pages > BIT(P2P_CACHE_CLASSES - 1))
+		return -1;
+	return ilog2(pages);
+}
+
+/*
+ * This CPU's cache (or, after a migration, another CPU's: the lock makes
+ * either correct). Interrupts are off because allocation and freeing are
+ * allowed in interrupt context.
+ */
+static unsigned long p2p_cache_get(struct pci_p2pdma *p2p, int class)
+{
+	struct p2p_cpu_cache *c = raw_cpu_ptr(p2p->cache);
+	unsigned long flags, addr = 0;
+
+	spin_lock_irqsave(&c->lock, flags);
+	if (c->count[class]) {
+		addr = c->addr[class][--c->count[class]];
+		WRITE_ONCE(c->bytes, c->bytes - (PAGE_SIZE << class));
+	}
+	spin_unlock_irqrestore(&c->lock, flags);
+	return addr;
+}
+
+static bool p2p_cache_put(struct pci_p2pdma *p2p, int class,
+			  unsigned long addr)
+{
+	struct p2p_cpu_cache *c = raw_cpu_ptr(p2p->cache);
+	unsigned long flags;
+	bool kept = false;
+
+	spin_lock_irqsave(&c->lock, flags);
+	if (c->count[class] < P2P_CACHE_DEPTH) {
+		c->addr[class][c->count[class]++] = addr;
+		WRITE_ONCE(c->bytes, c->bytes + (PAGE_SIZE << class));
+		kept = true;
+	}
+	spin_unlock_irqrestore(&c->lock, flags);
+	return kept;
+}
+
+/*
+ * Return every CPU's cached memory and open run to the pool: when an
+ * allocation finds the pool short, and at unbind. Returns whether there
+ * was any.
+ */
+bool p2p_cache_drain(struct pci_p2pdma *p2p)
+{
+	struct p2p_cpu_cache *c;
+	unsigned long flags, addr;
+	bool any = false;
+	int cpu, class;
+
+	for_each_possible_cpu(cpu) {
+		c = per_cpu_ptr(p2p->cache, cpu);
+		if (!READ_ONCE(c->bytes))
+			continue;
+		spin_lock_irqsave(&c->lock, flags);
+		if (c->run_pages)
+			any = true;
+		p2p_run_flush(p2p, c);
+		for (class = 0; class < P2P_CACHE_CLASSES; class++) {
+			while (c->count[class]) {
+				addr = c->addr[class][--c->count[class]];
+				p2p_pool_free_dirty(p2p, p2p_region_of(p2p, addr),
+						    addr, PAGE_SIZE << class);
+				WRITE_ONCE(c->bytes,
+					   c->bytes - (PAGE_SIZE << class));
+				any = true;
+			}
+		}
+		spin_unlock_irqrestore(&c->lock, flags);
+	}
+	return any;
+}
+
+/*
+ * "available": free in the pool, held by the clearing work (a moment
+ * away from the pool, read consistently with it), and cached per CPU.
+ */
+size_t p2p_available(struct pci_p2pdma *p2p)
+{
+	unsigned int seq;
+	size_t avail;
+	int cpu;
+
+	do {
+		seq = read_seqbegin(&p2p->clear_lock);
+		avail = gen_pool_avail(p2p->pool) + READ_ONCE(p2p->clearing);
+	} while (read_seqretry(&p2p->clear_lock, seq));
+	for_each_possible_cpu(cpu)
+		avail += READ_ONCE(per_cpu_ptr(p2p->cache, cpu)->bytes);
+	return avail;
+}
+
+/* genalloc algorithm: exactly the range at *@data, if all of it is free. */
+static unsigned long p2p_algo_exact(unsigned long *map, unsigned long size,
+				    unsigned long start, unsigned int nr,
+				    void *data, struct gen_pool *pool,
+				    unsigned long start_addr)
+{
+	unsigned long want = *(unsigned long *)data, bit;
+
+	if (want < start_addr)
+		return size;
+	bit = (want - start_addr) >> pool->min_alloc_order;
+	if (bit >= size || nr > size - bit ||
+	    find_next_bit(map, bit + nr, bit) < bit + nr)
+		return size;
+	return bit;
+}
+
+/*
+ * genalloc algorithm for mmap(): the first free run of @nr pages that are
+ * all clean (@data is the provider). Only a preference: p2p_clean() looks
+ * at the bits again once the pages are held.
+ */
+static unsigned long p2p_algo_clean(unsigned long *map, unsigned long size,
+				    unsigned long start, unsigned int nr,
+				    void *data, struct gen_pool *pool,
+				    unsigned long start_addr)
+{
+	struct p2p_region *region = p2p_region_of(data, start_addr);
+	unsigned long i = start, d;
+
+	if (!region || region->kaddr != start_addr)
+		return size;
+	for (;;) {
+		i = bitmap_find_next_zero_area(map, size, i, nr, 0);
+		if (i >= size)
+			return size;
+		d = find_next_bit(region->dirty, i + nr, i);
+		if (d >= i + nr)
+			return i;
+		i = find_next_zero_bit(region->dirty, size, d);
+	}
+}
+
+/*
+ * Take the free pages [@first, @first + *@n) of @region from the pool (or
+ * just the first if another user holds some of the others, setting *@n
+ * to 1), zero them and put them back clean. False if even the first page
+ * is in use: its user marks it again when it frees it.
+ */
+static bool p2p_clear_piece(struct pci_p2pdma *p2p, struct p2p_region *region,
+			    unsigned long first, unsigned long *n)
+{
+	unsigned long addr = region->kaddr + (first << PAGE_SHIFT), got;
+	size_t len = *n << PAGE_SHIFT;
+
+	write_seqlock(&p2p->clear_lock);
+	got = gen_pool_alloc_algo(p2p->pool, len, p2p_algo_exact, &addr);
+	if (!got && *n > 1) {
+		*n = 1;
+		len = PAGE_SIZE;
+		got = gen_pool_alloc_algo(p2p->pool, len, p2p_algo_exact, &addr);
+	}
+	if (got)
+		WRITE_ONCE(p2p->clearing, p2p->clearing + len);
+	write_sequnlock(&p2p->clear_lock);
+	if (!got)
+		return false;
+
+	p2p_clean(region, first, *n);
+
+	write_seqlock(&p2p->clear_lock);
+	gen_pool_free(p2p->pool, addr, len);
+	WRITE_ONCE(p2p->clearing, p2p->clearing - len);
+	write_sequnlock(&p2p->clear_lock);
+	return true;
+}
+
+/* Pages the clearing work takes from the pool at a time: 256 KiB. */
+#define P2P_CLEAR_PIECE	64
+
+/*
+ * Clear dirty free memory in the background, so that the next mmap() of
+ * "allocate" finds clean memory and only inserts it. Stops early for an
+ * unbind and for an mmap() that found the pool short (it may want the
+ * piece held here), which queues the work again when it is done.
+ */
+void p2p_clear_work_fn(struct work_struct *work)
+{
+	struct pci_p2pdma *p2p = container_of(to_delayed_work(work),
+					      struct pci_p2pdma, clear_work);
+	struct p2p_region *region;
+	unsigned long i, n;
+
+	p2p_runs_flush(p2p);
+	for_each_p2p_region(region, p2p) {
+		for (i = 0;;) {
+			i = find_next_bit(region->dirty, region->npages, i);
+			if (i >= region->npages)
+				break;
+			if (READ_ONCE(p2p->closing) ||
+			    atomic_read(&p2p->clear_waiters))
+				return;
+			n = find_next_zero_bit(region->dirty,
+					       min(region->npages,
+						   i + P2P_CLEAR_PIECE), i) - i;
+			/*
+			 * Look from the start again after each piece: memory
+			 * freed meanwhile at a lower address is what first-fit
+			 * hands out next. A page in use is passed over.
+			 */
+			if (p2p_clear_piece(p2p, region, i, &n))
+				i = 0;
+			else
+				i++;
+			cond_resched();
+		}
+	}
+}
+
+/*
+ * Allocate @size bytes and one pgmap reference for each of @refs users.
+ * Kernel users (@cached) are served first from this CPU's cache; mmap()
+ * takes memory from the pool, clean memory first if a run is long enough.
+ */
+void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
+		bool cached)
+{
+	int class = cached ? p2p_cache_class(size) : -1;
+	struct p2p_region *region;
+	struct pci_p2pdma *p2p;
+	unsigned long addr = 0;
+
+	if (!size)
+		return NULL;
+
+	guard(rcu)();
+	p2p = rcu_dereference(pdev->p2pdma);
+	if (!p2p || READ_ONCE(p2p->closing))
+		return NULL;
+	if (class >= 0) {
+		addr = p2p_cache_get(p2p, class);
+		if (addr)
+			region = p2p_region_of(p2p, addr);
+	} else if (!cached) {
+		addr = gen_pool_alloc_algo_owner(p2p->pool, size, p2p_algo_clean,
+						 p2p, (void **)&region);
+	}
+	if (!addr) {
+		addr = gen_pool_alloc_owner(p2p->pool, size, (void **)&region);
+		if (!addr && p2p_cache_drain(p2p))
+			addr = gen_pool_alloc_owner(p2p->pool, size,
+						    (void **)&region);
+		if (!addr)
+			return NULL;
+		/* Held now: the bits matter again once it is freed. */
+		if (cached)
+			p2p_mark(region, p2p_page_index(region, addr),
+				 DIV_ROUND_UP(size, PAGE_SIZE), false);
+	}
+	/* A range whose pgmap is dying hands out nothing. */
+	if (unlikely(!percpu_ref_tryget_live_rcu(&region->pgmap.ref))) {
+		p2p_pool_free_dirty(p2p, region, addr, size);
+		return NULL;
+	}
+	if (refs > 1)
+		percpu_ref_get_many(&region->pgmap.ref, refs - 1);
+	return (void *)addr;
+}
+
+/**
+ * pci_alloc_p2pmem() - allocate P2P memory from a provider
+ * @pdev: the provider
+ * @size: bytes to allocate; the pool hands out whole pages, so the
+ *	allocation is rounded up to a multiple of PAGE_SIZE
+ *
+ * The memory is aligned to PAGE_SIZE and physically contiguous within one
+ * registered range. Its kernel
+ * virtual address is returned; pci_p2pmem_virt_to_bus() gives the PCI bus
+ * address, and the pages can be put in a scatterlist for dma_map_sg().
+ * The provider's unbind waits until the memory is freed. The memory is
+ * not cleared: it holds what its last user left. An allocation of 1, 2,
+ * 4, 8 or 16 pages is served first from this CPU's cache of memory freed
+ * by pci_free_p2pmem(); the pool is searched otherwise, and the caches
+ * are emptied into it before an allocation fails.
+ *
+ * Context: any, including atomic and interrupt context; does not sleep
+ * (RCU read side, a per-CPU spinlock, the lockless genalloc bitmap).
+ *
+ * Return: the virtual address, or NULL if @pdev has no P2P memory, not
+ * enough contiguous memory is free, @size is 0, or the provider is being
+ * unbound. In a nearly full pool, NULL also if the only piece that would
+ * do is being cleared in the background at that moment (256 KiB at most;
+ * see Documentation/driver-api/pci/p2pdma.rst).
+ */
+void *pci_alloc_p2pmem(struct pci_dev *pdev, size_t size)
+{
+	return p2p_alloc(pdev, size, 1, true);
+}
+EXPORT_SYMBOL_GPL(pci_alloc_p2pmem);
+
+/**
+ * pci_free_p2pmem() - free memory from pci_alloc_p2pmem()
+ * @pdev: the provider it came from
+ * @addr: the address pci_alloc_p2pmem() returned
+ * @size: the size in bytes passed to pci_alloc_p2pmem(); freeing a
+ *	different size corrupts the pool
+ *
+ * Drops the reference the allocation held on the provider's pages, which
+ * may let a pending unbind of the provider finish. An allocation of 1, 2,
+ * 4, 8 or 16 pages is kept in this CPU's cache for the next allocation of
+ * its size (it counts as available); the rest goes back to the pool,
+ * marked as holding data, so that an mmap() of p2pmem/allocate clears it
+ * before userspace sees it. Warns once if @pdev has no P2P memory or
+ * @addr is not in its P2P memory.
+ *
+ * Context: any, including atomic and interrupt context; does not sleep.
+ */
+void pci_free_p2pmem(struct pci_dev *pdev, void *addr, size_t size)
+{
+	struct p2p_region *region;
+	struct pci_p2pdma *p2p;
+	int class;
+
+	guard(rcu)();
+	p2p = rcu_dereference(pdev->p2pdma);
+	if (WARN_ON_ONCE(!p2p))
+		return;
+	region = p2p_region_of(p2p, (unsigned long)addr);
+	if (WARN_ON_ONCE(!region))
+		return;
+	/* After an unbind's grace period nothing goes into the caches. */
+	class = p2p_cache_class(size);
+	if (class < 0 || READ_ONCE(p2p->closing) ||
+	    !p2p_cache_put(p2p, class, (unsigned long)addr))
+		p2p_pool_free_dirty(p2p, region, (unsigned long)addr, size);
+	percpu_ref_put(&region->pgmap.ref);
+}
+EXPORT_SYMBOL_GPL(pci_free_p2pmem);
+
+/**
+ * pci_p2pmem_virt_to_bus() - PCI bus address of P2P memory
+ * @pdev: the provider the memory came from
+ * @addr: a kernel virtual address inside memory from pci_alloc_p2pmem()
+ *
+ * The bus address is what a device below the same upstream bridge puts on
+ * the wire to reach the memory; a device that goes through the host bridge
+ * needs a DMA mapping instead (dma_map_sg()).
+ *
+ * Context: any; does not sleep.
+ *
+ * Return: the bus address; 0 if @addr is NULL or @pdev has no P2P memory;
+ * all ones ((pci_bus_addr_t)-1) if @addr is not in @pdev's P2P memory.
+ */
+pci_bus_addr_t pci_p2pmem_virt_to_bus(struct pci_dev *pdev, void *addr)
+{
+	struct pci_p2pdma *p2p;
+	phys_addr_t bus;
+
+	guard(rcu)();
+	p2p = rcu_dereference(pdev->p2pdma);
+	if (!p2p || !addr)
+		return 0;
+	/* The pool's "physical" addresses are the BAR's bus addresses. */
+	bus = gen_pool_virt_to_phys(p2p->pool, (unsigned long)addr);
+	return bus == (phys_addr_t)-1 ? (pci_bus_addr_t)-1 : bus;
+}
+EXPORT_SYMBOL_GPL(pci_p2pmem_virt_to_bus);
+
+/**
+ * pci_p2pmem_alloc_sgl() - allocate P2P memory as a scatterlist
+ * @pdev: the provider
+ * @nents: set to the number of scatterlist entries on success (always 1);
+ *	left alone on failure
+ * @length: bytes to allocate, up to 4 GiB - 1; the pool rounds the
+ *	allocation up to whole pages
+ *
+ * The memory is contiguous and aligned to PAGE_SIZE, so the list has a
+ * single entry of @length bytes. Free it with pci_p2pmem_free_sgl().
+ *
+ * Context: process context; may sleep (allocates the list with GFP_KERNEL).
+ *
+ * Return: the scatterlist, or NULL if @length is 0, memory is short (for
+ * the list or the P2P memory), @pdev has no P2P memory, or the provider
+ * is being unbound.
+ */
+struct scatterlist *pci_p2pmem_alloc_sgl(struct pci_dev *pdev,
+					 unsigned int *nents, u32 length)
+{
+	void *addr = pci_alloc_p2pmem(pdev, length);
+	struct scatterlist *sg = NULL;
+
+	if (addr)
+		sg = kmalloc(sizeof(*sg), GFP_KERNEL);
+	if (!sg) {
+		if (addr)
+			pci_free_p2pmem(pdev, addr, length);
+		return NULL;
+	}
+	sg_init_one(sg, addr, length);
+	*nents = 1;
+	return sg;
+}
+EXPORT_SYMBOL_GPL(pci_p2pmem_alloc_sgl);
+
+/**
+ * pci_p2pmem_free_sgl() - free a scatterlist from pci_p2pmem_alloc_sgl()
+ * @pdev: the provider it came from
+ * @sgl: the list; its memory and the list itself are freed
+ *
+ * Context: any; does not sleep.
+ */
+void pci_p2pmem_free_sgl(struct pci_dev *pdev, struct scatterlist *sgl)
+{
+	struct scatterlist *sg;
+
+	/* Lists from pci_p2pmem_alloc_sgl() have one entry; walk any length. */
+	for (sg = sgl; sg; sg = sg_next(sg))
+		pci_free_p2pmem(pdev, sg_virt(sg), sg->length);
+	kfree(sgl);
+}
+EXPORT_SYMBOL_GPL(pci_p2pmem_free_sgl);

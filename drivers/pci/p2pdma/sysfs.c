@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PCI peer-to-peer DMA: sysfs.
+ *
+ * Owns /sys/bus/pci/devices/.../p2pmem/ (Documentation/ABI/testing/
+ * sysfs-bus-pci): size, available and published, and the mmap of
+ * "allocate", which hands userspace fresh P2P memory, cleared, for
+ * O_DIRECT I/O, and which an unbind revokes.
+ */
+
+#define pr_fmt(fmt) "pci-p2pdma: " fmt
+
+#include <linux/file.h>
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/rcupdate.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+#include <linux/task_work.h>
+
+#include "../pci.h"
+#include "p2pdma.h"
+
+static size_t p2p_size(struct pci_p2pdma *p2p)
+{
+	return gen_pool_size(p2p->pool);
+}
+
+static ssize_t p2p_pool_show(struct device *dev, char *buf,
+			     size_t (*measure)(struct pci_p2pdma *))
+{
+	struct pci_p2pdma *p2p;
+
+	guard(rcu)();
+	p2p = rcu_dereference(to_pci_dev(dev)->p2pdma);
+	return sysfs_emit(buf, "%zu\n", p2p ? measure(p2p) : 0);
+}
+
+static ssize_t size_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
+{
+	return p2p_pool_show(dev, buf, p2p_size);
+}
+static DEVICE_ATTR_RO(size);
+
+static ssize_t available_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return p2p_pool_show(dev, buf, p2p_available);
+}
+static DEVICE_ATTR_RO(available);
+
+static ssize_t published_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", pci_has_p2pmem(to_pci_dev(dev)));
+}
+static DEVICE_ATTR_RO(published);
+
+/*
+ * mmap of "allocate": each call gets fresh P2P memory for the whole
+ * mapping, cleared to zero first (p2p_map_pages()). Every page is inserted
+ * with the mapping as its only reference, so the page returns to the pool
+ * (p2p_page_free()) once it is unmapped and no I/O pins it any more;
+ * partial munmap frees just those pages. fork() shares the mapping with
+ * the child: copying the page table takes a page reference and a mapcount
+ * for each page, so a page returns only once every process has unmapped
+ * it. The mapping cannot grow (VM_DONTEXPAND).
+ */
+/*
+ * Every page is inserted at mmap time, so a fault means the mapping was
+ * revoked by an unbind (or never filled): never hand out other memory.
+ */
+static vm_fault_t p2pmem_fault(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGBUS;
+}
+
+/*
+ * A write to a present page whose PTE is read-only: the mapping was made
+ * writable by mprotect() after the page was mapped without write access
+ * (PROT_NONE or PROT_READ; kernfs's page_mkwrite asks for write notify).
+ * BAR memory has nothing to write back, so the write may go ahead. The
+ * fault path wants the folio locked; left unlocked, it would look for a
+ * page cache mapping that P2P pages never have and retry the fault forever.
+ */
+static vm_fault_t p2pmem_page_mkwrite(struct vm_fault *vmf)
+{
+	folio_lock(page_folio(vmf->page));
+	return VM_FAULT_LOCKED;
+}
+
+static const struct vm_operations_struct p2pmem_vm_ops = {
+	.fault = p2pmem_fault,
+	.page_mkwrite = p2pmem_page_mkwrite,
+};
+
+/* Pages that mmap() of "allocate" clears and inserts at a time: 2 MiB. */
+#define P2P_MAP_BATCH	(SZ_2M / PAGE_SIZE)
+
+/*
+ * Zero what is dirty of @npages pages of fresh P2P memory at @kaddr and
+ * insert them into @vma from its start, P2P_MAP_BATCH at a time:
+ * vm_insert_pages() takes the page table lock once for a run of pages,
+ * and the caller, who holds mmap_lock for write, may reschedule between
+ * batches of a mapping that can be gigabytes long.
+ *
+ * Dirty memory holds what its last user left: another process, nvmet's
+ * data buffers, NVMe queue entries or a previous boot. Most of it has
+ * been cleared in the background by the time it is mapped again
+ * (p2p_clear_work_fn()); what has not is cleared here.
+ *
+ * Each inserted page holds a reference of the mapping's; the idle
+ * reference it had in the pool is dropped, so unmapping it returns it
+ * (p2p_page_free()). Returns 0 or a negative errno, and sets *@done to
+ * the number of pages inserted; the caller returns the others.
+ */
+static int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
+			 unsigned long npages, unsigned long *done)
+{
+	struct p2p_region *region = to_p2p_region(virt_to_page(kaddr)->pgmap);
+	unsigned long n, left, i;
+	bool dirt = false;
+	struct page **pages;
+	void *chunk;
+	int ret = 0;
+
+	*done = 0;
+	pages = kmalloc_array(min(npages, P2P_MAP_BATCH), sizeof(*pages),
+			      GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	for (; *done < npages; *done += n) {
+		chunk = kaddr + (*done << PAGE_SHIFT);
+		n = min(npages - *done, P2P_MAP_BATCH);
+		dirt |= p2p_clean(region,
+				  p2p_page_index(region, (unsigned long)chunk), n);
+		for (i = 0; i < n; i++)
+			pages[i] = virt_to_page(chunk + (i << PAGE_SHIFT));
+		left = n;
+		ret = vm_insert_pages(vma, vma->vm_start + (*done << PAGE_SHIFT),
+				      pages, &left);
+		for (i = 0; i < n - left; i++)
+			put_page(pages[i]);
+		if (ret) {
+			*done += n - left;
+			break;
+		}
+		cond_resched();
+	}
+	kfree(pages);
+	/* Where there was dirt to clear here, there may be more: clear it now. */
+	if (dirt)
+		p2p_clear_kick(rcu_dereference_protected(region->provider->p2pdma, 1));
+	return ret;
+}
+
+/*
+ * kernfs revokes every mapping of "allocate" when the unbind removes the
+ * p2pmem group, but it finds them through the file's address_space, and
+ * mmap() links a new mapping there only after p2pmem_allocate_mmap() has
+ * returned and kernfs has let go of the file. An unbind can revoke in
+ * between, miss the new mapping and then wait forever for its pages. So
+ * each mmap() looks again on its way back to userspace, once the mapping
+ * is linked (or was torn down), and revokes it if the unbind has started.
+ */
+struct p2p_mmap_check {
+	struct callback_head work;
+	struct pci_dev *pdev;
+	struct file *file;
+	struct percpu_ref *ref;	/* holds off the unbind until the check */
+};
+
+static void p2p_mmap_check_fn(struct callback_head *work)
+{
+	struct p2p_mmap_check *mc = container_of(work, struct p2p_mmap_check,
+						 work);
+	struct pci_p2pdma *p2p;
+	bool closing;
+
+	/*
+	 * Seeing closing clear means this RCU section started before the end
+	 * of the grace period in p2p_provider_close(), so the mapping, linked
+	 * before it, is one that the revocation after that grace period finds.
+	 */
+	rcu_read_lock();
+	p2p = rcu_dereference(mc->pdev->p2pdma);
+	closing = !p2p || READ_ONCE(p2p->closing);
+	rcu_read_unlock();
+	if (closing)
+		unmap_mapping_range(file_inode(mc->file)->i_mapping, 0, 0, 1);
+	percpu_ref_put(mc->ref);
+	fput(mc->file);
+	kfree(mc);
+}
+
+/*
+ * Memory for an mmap() of "allocate". If the pool is short, the clearing
+ * work may hold part of the range that would do: pause it and try again.
+ * The open sysfs file keeps the provider's state alive across the sleep.
+ */
+static void *p2p_alloc_mapping(struct pci_dev *pdev, size_t len,
+			       unsigned long refs)
+{
+	struct pci_p2pdma *p2p = rcu_dereference_protected(pdev->p2pdma, 1);
+	void *kaddr;
+
+	if (!p2p)
+		return NULL;
+	/* What earlier munmap()s returned is in the pool for first-fit. */
+	p2p_runs_flush(p2p);
+	kaddr = p2p_alloc(pdev, len, refs, false);
+	if (kaddr)
+		return kaddr;
+	atomic_inc(&p2p->clear_waiters);
+	flush_delayed_work(&p2p->clear_work);
+	kaddr = p2p_alloc(pdev, len, refs, false);
+	if (atomic_dec_and_test(&p2p->clear_waiters))
+		p2p_clear_kick(p2p);
+	return kaddr;
+}
+
+static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
+				struct bin_attribute *attr,
+				struct vm_area_struct *vma)
+{
+	struct pci_dev *pdev = to_pci_dev(kobj_to_dev(kobj));
+	size_t len = vma->vm_end - vma->vm_start;
+	unsigned long npages = len >> PAGE_SHIFT, i;
+	struct p2p_mmap_check *mc;
+	void *kaddr;
+	int ret;
+
+	/*
+	 * VM_MAYSHARE, not VM_SHARED: a MAP_SHARED mapping of a file opened
+	 * read-only lacks VM_SHARED but is shared all the same.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE)) {
+		pci_info_ratelimited(pdev, "P2PDMA: %s: allocate must be mapped MAP_SHARED\n",
+				     current->comm);
+		return -EINVAL;
+	}
+	if (vma->vm_pgoff) {
+		pci_info_ratelimited(pdev, "P2PDMA: %s: allocate must be mapped at offset 0\n",
+				     current->comm);
+		return -EINVAL;
+	}
+
+	mc = kmalloc(sizeof(*mc), GFP_KERNEL);
+	if (!mc)
+		return -ENOMEM;
+	/* One reference for each page, and one for the check. */
+	kaddr = p2p_alloc_mapping(pdev, len, npages + 1);
+	if (!kaddr) {
+		kfree(mc);
+		pci_info_ratelimited(pdev, "P2PDMA: %s: no %zu bytes of P2P memory free\n",
+				     current->comm, len);
+		return -ENOMEM;
+	}
+	mc->pdev = pdev;
+	mc->file = get_file(filp);
+	mc->ref = &virt_to_page(kaddr)->pgmap->ref;
+	init_task_work(&mc->work, p2p_mmap_check_fn);
+	if (task_work_add(current, &mc->work, TWA_RESUME)) {
+		/* Only an exiting task refuses: it maps nothing any more. */
+		fput(mc->file);
+		kfree(mc);
+		for (i = 0; i < npages; i++)
+			p2p_page_free(virt_to_page(kaddr + (i << PAGE_SHIFT)));
+		percpu_ref_put(&virt_to_page(kaddr)->pgmap->ref);
+		return -EINTR;
+	}
+
+	vma->vm_ops = &p2pmem_vm_ops;
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	/* Same memory type as the kernel's mapping of the BAR (uncached). */
+	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	ret = p2p_map_pages(vma, kaddr, npages, &i);
+	if (!ret)
+		return 0;
+	/*
+	 * Pages already inserted go back through p2p_page_free() when the
+	 * failed mapping is torn down; return the rest directly.
+	 */
+	for (; i < npages; i++) {
+		struct page *page = virt_to_page(kaddr + (i << PAGE_SHIFT));
+
+		p2p_page_free(page);
+	}
+	return ret;
+}
+
+/*
+ * Mode 0660, owner root, 1 TiB long: the 6.12 ABI of p2pmem/allocate. The
+ * size means nothing (there is no read or write), but stat() reports it,
+ * and some mmap() wrappers refuse a length beyond it (Python's mmap).
+ */
+static struct bin_attribute p2pmem_allocate_attr = {
+	.attr = { .name = "allocate", .mode = 0660 },
+	.size = SZ_1T,
+	.mmap = p2pmem_allocate_mmap,
+};
+
+const struct attribute_group p2pmem_group = {
+	.name = "p2pmem",
+	.attrs = (struct attribute *[]) {
+		&dev_attr_size.attr, &dev_attr_available.attr,
+		&dev_attr_published.attr, NULL
+	},
+	.bin_attrs = (struct bin_attribute *[]) { &p2pmem_allocate_attr, NULL },
+};
