@@ -82,7 +82,7 @@ ours_built() {
 	[ "$(readlink "$tree/include/linux/pci-p2pdma.h")" = "$top/include/linux/pci-p2pdma.h" ] || return 1
 	for f in "$top"/drivers/pci/p2pdma/*.c; do
 		[ "$(readlink "$tree/drivers/pci/p2pdma/${f##*/}")" = "$f" ] || return 1
-		[ "$out/drivers/pci/p2pdma/pci-p2pdma.o" -nt "$f" ] || return 1
+		[ "$out/drivers/pci/p2pdma/built-in.a" -nt "$f" ] || return 1
 	done
 	grep -q "$(sed -n 's/.*"\(P2PDMA to\/from client\) .*/\1/p' "$top/drivers/pci/p2pdma/route.c")" "$out/vmlinux"
 }
