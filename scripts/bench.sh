@@ -59,7 +59,7 @@ hook_p2pmem_pci() {
 	rm -f "$pci/Kconfig.p2pmem-pci"
 	awk '/^config PCI_P2PMEM_PCI$/ { p = 1; print; next }
 		p && /^(config|menuconfig|endmenu|source|if|endif)( |$)/ { p = 0 }
-		p' "$top/Kconfig" > "$pci/Kconfig.p2pmem-pci"
+		p' "$top/drivers/pci/p2pdma/Kconfig" > "$pci/Kconfig.p2pmem-pci"
 	if ! grep -q 'Kconfig.p2pmem-pci' "$pci/Kconfig"; then
 		awk -v last="$(grep -n '^endif' "$pci/Kconfig" | tail -n 1 | cut -d: -f1)" '
 			NR == last { print "source \"drivers/pci/Kconfig.p2pmem-pci\"" }

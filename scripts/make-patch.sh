@@ -49,128 +49,140 @@ rm -rf "$stages"
 mkdir -p "$stages"
 gitb show base:drivers/pci/Kconfig >"$stages/Kconfig.pristine"
 gitb show base:drivers/pci/Makefile >"$stages/Makefile.pristine"
-python3 "$top/scripts/patch-stages.py" "$top" "$stages/Kconfig.pristine" "$stages"
+python3 "$top/scripts/patch-stages.py" "$top" "$stages" "$stages"
 
 # Subject and body of each patch, by stage name.
 message() {
 	case $1 in
-	core) cat <<-'EOF'
-		PCI/P2PDMA: Replace the peer-to-peer DMA core
+	host-bridge) cat <<-'EOF'
+		PCI/P2PDMA: Add host bridge rules for a new P2PDMA core
 
-		Replace the P2PDMA core with a new implementation of the same
-		interface, written from the PCIe specification and the existing
-		callers (the NVMe PCI driver as provider, nvmet as orchestrator,
-		dma-direct and dma-iommu as mappers).
+		Start a new P2PDMA core in drivers/pci/p2pdma/, one file per role,
+		to replace drivers/pci/p2pdma.c. It is written from the PCIe
+		specification and the contract of the existing callers (nvme-pci as
+		provider, nvmet and RDMA as orchestrators, dma-direct and dma-iommu
+		as mappers); the files are added one role at a time and built only
+		once all are in place, so every step of the series builds.
 
-		A provider registers part of a memory BAR; the range gets
-		ZONE_DEVICE pages of type MEMORY_DEVICE_PCI_P2PDMA and goes into a
-		genalloc pool. Each allocation holds a reference on the range's
-		dev_pagemap, so an unbind waits for in-kernel users to free their
-		memory before the pages go away. All state is device-managed.
-
-		This patch allows peer-to-peer only between devices below a common
-		upstream bridge with no ACS P2P Request Redirect, Completion
-		Redirect or Egress Control on the path (PCIe r6.0 sec 6.12), where
-		the client is programmed with the PCI bus address. Route verdicts
-		are cached per provider and client. pci_p2pmem_find_many() picks
-		the closest published provider and breaks ties at random.
-
-		The Kconfig entry now depends on 64BIT (the bus address flag lives
-		in the scatterlist DMA flags) and selects NEED_SG_DMA_FLAGS.
-		EOF
-		;;
-	topology) cat <<-'EOF'
-		PCI/P2PDMA: Allow routes through host bridges known to forward P2P
-
-		Forwarding peer-to-peer requests between root ports, or between host
-		bridges, is optional for a root complex (PCIe r6.0 sec 1.3.1), so a
-		device cannot say whether it works. Allow such a route, with an
-		ordinary DMA mapping (PCI_P2PDMA_MAP_THRU_HOST_BRIDGE), where the
-		CPU is an AMD Zen (family 17h) or later, or where the function that
-		identifies the root complex (the first device of the root bus, if
-		it is at 00.0 or is a root port) has one of a list of Intel Xeon
-		device IDs; some of those forward only between their own root
-		ports. A PCI bus notifier records each host bridge's identifying
-		function and verdict in process context, so that working out a
+		p2pdma.h is the private header the files share. host-bridge.c
+		decides whether traffic may go up through a host bridge, which PCIe
+		r6.0 sec 1.3.1 leaves optional for a root complex: allowed on AMD
+		Zen (family 17h) and later, and on the Intel Xeon root complexes of
+		a built-in table, some of which forward only between their own
+		root ports. A PCI bus notifier records each host bridge's
+		identifying function in process context, so that working out a
 		route, which dma_map_sg() may do in atomic context, only looks it
 		up.
 
-		Also add the pci_p2pdma.host_bridges parameter, which overrides that
-		built-in policy for the host bridges it names: comma-separated
-		allow:SEL and deny:SEL rules, first match wins, where SEL is "all",
-		a host bridge by PCI domain and root bus (DDDD:BB) or by the vendor
-		and device ID of its identifying function (VVVV:DDDD). A deny
-		refuses routes through that host bridge even on AMD Zen; an allow
-		permits them through a root complex the built-in table does not
-		know or marks as routing only within itself. No list of root
-		complexes is ever complete, and some platforms claim P2P support
-		and corrupt or drop the traffic: this lets an operator with an
-		unknown root complex, or with a broken one, decide without waiting
-		for a new kernel. It is set on the kernel command line or at runtime
-		in /sys/module/pci_p2pdma/parameters/host_bridges. A malformed value
-		is rejected with a log line naming the bad rule, a policy from the
-		command line and every change are logged, and a change at runtime
-		flushes the route verdicts cached under the old policy (a seqlock
-		keeps a verdict computed during the change from being cached).
-
-		A route through the root complex costs 1024 per host bridge on top
-		of its link count, so a provider below a common switch is always
-		preferred. A refused route's log line names the bridge with ACS
-		redirect and the host bridge that refuses, with the rule that would
-		allow it, or the pci_p2pdma.host_bridges rule that denied it.
+		It also adds pci_p2pdma.host_bridges=, comma-separated allow:SEL
+		and deny:SEL rules (first match wins; SEL is "all", DDDD:BB or
+		VVVV:DDDD) on the command line or in
+		/sys/module/pci_p2pdma/parameters/host_bridges. No list of root
+		complexes is complete, and some platforms claim P2P support and
+		corrupt the traffic: this lets an operator decide without waiting
+		for a new kernel. A malformed value is refused with a log line
+		naming the bad rule; every change is logged.
 		EOF
 		;;
-	userspace) cat <<-'EOF'
-		PCI/P2PDMA: Let userspace allocate P2P memory through sysfs
+	route) cat <<-'EOF'
+		PCI/P2PDMA: Add route calculation for the new core
 
-		Give each provider a p2pmem/ sysfs group: "size", "available" and
-		"published" describe its pool, and an mmap() of "allocate" gets
-		fresh P2P memory, which can then be the buffer of O_DIRECT I/O to a
-		block device that accepts P2P pages.
+		route.c works out how a client reaches a provider. Below a common
+		upstream bridge the client uses the PCI bus address (PCIe r6.0 sec
+		1.3.3), unless ACS P2P Request Redirect, Completion Redirect or
+		Egress Control on a bridge of the path, or on the provider or
+		client function itself (sec 6.12), sends the traffic to the root
+		complex; there host-bridge.c decides. The distance counts links,
+		plus 1024 per host bridge crossed, so a provider below a common
+		switch always wins. Verdicts are cached per provider and client,
+		and a verdict resting on an all-ones config read is not cached.
+		pci_p2pdma_map_segment() gives dma-direct and dma-iommu the map
+		type and, for bus addresses, the DMA address. A refused route's log
+		line names the bridge with ACS redirect and the host bridge that
+		refuses, with the rule that would allow it.
+		EOF
+		;;
+	pool) cat <<-'EOF'
+		PCI/P2PDMA: Add the P2P memory pool for the new core
 
-		The mapping must be MAP_SHARED at offset 0 (EINVAL otherwise) and
-		fails with ENOMEM when the pool is short. Each page holds its own
-		dev_pagemap reference and goes back to the pool when it is
-		unmapped and no I/O pins it. The mapping is not inherited across
-		fork() and cannot grow. On unbind the group is removed first,
-		which revokes every mapping (later accesses get SIGBUS), before
-		the pages are taken away.
+		pool.c owns a provider's free P2P memory: a genalloc pool of its
+		registered ranges, a bitmap per range of pages that may hold
+		someone's data, a per-CPU cache of small kernel allocations, and
+		the allocation API (pci_alloc_p2pmem() and friends, alloc_sgl,
+		virt_to_bus). Every allocation holds a reference on its range's
+		dev_pagemap, which is what lets an unbind wait for its users.
+		EOF
+		;;
+	provider) cat <<-'EOF'
+		PCI/P2PDMA: Add provider registration and lifetime for the new core
+
+		provider.c registers part of a memory BAR as P2P memory
+		(ZONE_DEVICE pages of type MEMORY_DEVICE_PCI_P2PDMA added to the
+		pool), publishes it, and lets an orchestrator find the closest
+		published provider for a set of clients, breaking ties at random.
+		Everything is device-managed: an unbind stops handing out memory,
+		revokes userspace mappings, waits for a grace period so that no
+		publisher or allocator that missed the start of the unbind is left,
+		then waits for in-kernel users through the pgmap references.
+		EOF
+		;;
+	sysfs) cat <<-'EOF'
+		PCI/P2PDMA: Add the p2pmem sysfs files for the new core
+
+		Give each provider the p2pmem/ group of
+		Documentation/ABI/testing/sysfs-bus-pci: "size", "available" and
+		"published", and "allocate", whose mmap() gives userspace fresh P2P
+		memory, cleared, for O_DIRECT I/O. The mapping must be MAP_SHARED
+		at offset 0 (EINVAL otherwise) and fails with ENOMEM when the pool
+		is short. Each page holds its own reference and returns to the pool
+		once unmapped and unpinned; an unbind revokes every mapping (SIGBUS
+		on the next access).
+		EOF
+		;;
+	configfs) cat <<-'EOF'
+		PCI/P2PDMA: Add the nvmet configfs helpers for the new core
+
+		pci_p2pdma_enable_store() and pci_p2pdma_enable_show() parse and
+		format nvmet's "p2pmem" namespace attribute: the name of a PCI
+		device that published P2P memory, or a boolean read as 6.12 reads
+		it, with -ENODEV and one log line for anything else.
 		EOF
 		;;
 	debugfs) cat <<-'EOF'
-		PCI/P2PDMA: Show route verdicts in debugfs
+		PCI/P2PDMA: Add a debugfs file of route verdicts
 
-		Add /sys/kernel/debug/p2pdma/routes: one line per provider and PCI
-		function, with the verdict a driver would get. The format is
-		versioned so that tools can parse it: a "# p2pdma routes v2" line
-		and a header line naming the fields come first, then 8
-		space-separated fields per route: provider, client, map type,
-		distance, policy, acs, host_bridge and reason. The policy column
-		says what decided a route through the root complex, the built-in
-		host bridge policy ("builtin") or a pci_p2pdma.host_bridges rule
-		("override"); acs names the function whose ACS redirect forces the
-		root complex path; host_bridge (DDDD:BB) names the host bridge that
-		refuses. The reason, last so that it may contain spaces, explains a
-		refusal and names the knob: the pci_p2pdma.host_bridges rule that
-		would allow the route, or the rule that denied it. Fields absent
-		for a route are "-". A later version only adds fields before the
-		reason. Reading the file works every route out again and refreshes
-		the cached verdicts. It answers "why does this pair not do P2P"
-		without adding a driver.
+		/sys/kernel/debug/p2pdma/routes has one line per provider and PCI
+		function with the verdict a driver would get, in a versioned format
+		("# p2pdma routes v2", then provider, client, map type, distance,
+		policy, acs, host_bridge and reason). It answers "why does this
+		pair not do P2P" without adding a driver.
 		EOF
 		;;
-	tests) cat <<-'EOF'
+	build) cat <<-'EOF'
+		PCI/P2PDMA: Build the new core in place of p2pdma.c
+
+		Switch drivers/pci/Makefile to drivers/pci/p2pdma/, one object
+		(pci-p2pdma.o, so the parameters live in /sys/module/pci_p2pdma/),
+		remove p2pdma.c, and replace the PCI_P2PDMA Kconfig entry by
+		drivers/pci/p2pdma/Kconfig. The entry now depends on 64BIT (the bus
+		address flag lives in the scatterlist DMA flags) and selects
+		NEED_SG_DMA_FLAGS. include/linux/pci-p2pdma.h keeps every 6.12
+		signature, with kernel-doc for callers.
+		EOF
+		;;
+	kunit) cat <<-'EOF'
 		PCI/P2PDMA: Add KUnit tests
 
 		Add KUnit suites (CONFIG_PCI_P2PDMA_KUNIT_TEST) that build fake PCI
 		hierarchies in memory, served by a fake pci_ops, and check the
-		routing decisions, the pci_p2pdma.host_bridges rules, distances,
-		the route cache, provider choice, the allocator and the configfs
-		parsing without touching hardware.
+		routes, the pci_p2pdma.host_bridges rules, distances, the route
+		cache, provider choice, the pool and the configfs parsing without
+		touching hardware. They reach the core's internals that p2pdma.h
+		declares as VISIBLE_IF_KUNIT.
 
 		Add a black-box suite (CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST), an
-		object of its own that uses only the exported API, so that it
-		runs unchanged against any implementation of it.
+		object of its own that uses only the exported API, so that it runs
+		unchanged against any implementation of it.
 		EOF
 		;;
 	docs) cat <<-'EOF'
@@ -182,7 +194,7 @@ message() {
 		PCI hierarchies they apply to, the host bridge policy, the sysfs
 		and O_DIRECT interface with its error numbers, the debugfs file,
 		the nvmet p2pmem attribute and the known limitations. The API
-		reference comes from the kernel-doc comments.
+		reference comes from the kernel-doc comments of each file.
 		EOF
 		;;
 	p2pmem-pci) cat <<-'EOF'
@@ -221,7 +233,10 @@ for ((dir = 1; ; dir++)); do
 		path=${f#"$stages/$dir/"}
 		blob=$(gitb hash-object -w "$f")
 		gitb update-index --add --cacheinfo "100644,$blob,$path"
-	done < <(find "$stages/$dir" -type f ! -name .name -print0)
+	done < <(find "$stages/$dir" -type f ! -name .name ! -name .remove -print0)
+	while IFS= read -r path; do
+		gitb update-index --force-remove "$path"
+	done < "$stages/$dir/.remove"
 	tree_id=$(gitb write-tree)
 	parent=$(message "$name" | GIT_AUTHOR_NAME=$author_name \
 		GIT_AUTHOR_EMAIL=$author_email GIT_COMMITTER_NAME=$author_name \
@@ -269,7 +284,11 @@ for p in "$series"/*.patch; do
 		echo "make-patch: FAIL: p2pmem-pci.c not built after $(basename "$p")" >&2
 		exit 1
 	fi
-	if grep -E '(p2pdma[^/: ]*\.[ch]|p2pmem-pci\.c|pci-p2pdma\.h):[0-9]+:[0-9]+: (warning|error)' "$out/build.log" >&2; then
+	if [ -f "$check/drivers/pci/p2pdma/Makefile" ] && [ ! -f "$out/drivers/pci/p2pdma/built-in.a" ]; then
+		echo "make-patch: FAIL: drivers/pci/p2pdma/ not built after $(basename "$p")" >&2
+		exit 1
+	fi
+	if grep -E '(p2pdma/[^: ]+\.[ch]|p2pdma-kunit/[^: ]+\.[ch]|p2pmem-pci\.c|pci-p2pdma\.h):[0-9]+:[0-9]+: (warning|error)' "$out/build.log" >&2; then
 		echo "make-patch: FAIL: warnings in our files after $(basename "$p")" >&2
 		exit 1
 	fi

@@ -101,12 +101,17 @@ if ! grep -q 'p2pmem-pci\.o' "$mk"; then
 	mv "$mk.new" "$mk"
 fi
 
-# Replace the tree's PCI_P2PDMA Kconfig entry by a 'source' of ours.
+# Replace the tree's PCI_P2PDMA Kconfig entry by a 'source' of ours
+# (drivers/pci/p2pdma/Kconfig; a tree prepared earlier sourced another name).
 kc=$tree/drivers/pci/Kconfig
-ln -sfn "$top/Kconfig" "$tree/drivers/pci/Kconfig.p2pdma"
-if ! grep -q 'Kconfig.p2pdma' "$kc"; then
+rm -f "$tree/drivers/pci/Kconfig.p2pdma"
+if grep -q 'drivers/pci/Kconfig.p2pdma' "$kc"; then
+	sed 's|drivers/pci/Kconfig.p2pdma|drivers/pci/p2pdma/Kconfig|' "$kc" > "$kc.new"
+	mv "$kc.new" "$kc"
+fi
+if ! grep -q 'drivers/pci/p2pdma/Kconfig' "$kc"; then
 	awk '
-		/^config PCI_P2PDMA$/ { skip = 1; print "source \"drivers/pci/Kconfig.p2pdma\""; next }
+		/^config PCI_P2PDMA$/ { skip = 1; print "source \"drivers/pci/p2pdma/Kconfig\""; next }
 		skip && /^(config|menuconfig|endmenu|source|if|endif) / { skip = 0 }
 		skip && /^(endmenu|endif)$/ { skip = 0 }
 		!skip { print }
