@@ -31,7 +31,7 @@ static struct gen_pool *al_pool(void)
 	return al_p2p()->pool;
 }
 
-/* What p2pmem/available shows: the pool, the per-CPU caches, clearing. */
+/* What p2pmem/available shows: the pool and the per-CPU caches. */
 static size_t al_avail(void)
 {
 	return p2p_available(al_p2p());
@@ -423,39 +423,93 @@ static void alloc_kernel_free_marks_dirty_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, al_all_clean(i + 3, al_region.npages - i - 3));
 }
 
-/*
- * The clearing work zeroes dirty free memory and marks it clean, never
- * touches memory someone holds, and leaves "available" as it was.
- */
-static void alloc_clear_work_test(struct kunit *test)
+/* A clearing that the device dropped: every read back is all ones. */
+static u64 al_read_back_dropped(const u64 *last)
 {
-	unsigned char *base = page_address(al_pages), *held;
-	unsigned long i, first;
+	return ~0ULL;
+}
+
+/*
+ * A clearing whose read-back is not zero (the provider is in D3hot, in
+ * reset or gone) fails with -EIO and marks nothing clean, so that the
+ * next mmap() never hands out what the zeros did not reach.
+ */
+static void alloc_clean_read_back_fails_test(struct kunit *test)
+{
+	unsigned char *all;
 
 	p2p_cache_drain(al_p2p());
-	memset(base, 0xaa, ALLOC_POOL);
+	all = p2p_alloc(al_prov->pdev, ALLOC_POOL, 1, false);
+	KUNIT_ASSERT_NOT_NULL(test, all);
 	bitmap_fill(al_region.dirty, al_region.npages);
-	/* As mmap() takes memory: its dirty bits stay until it clears. */
-	held = p2p_alloc(al_prov->pdev, 2 * PAGE_SIZE, 1, false);
-	KUNIT_ASSERT_NOT_NULL(test, held);
-	first = al_index(held);
-
-	p2p_clear_work_fn(&al_p2p()->clear_work.work);
-	for (i = 0; i < al_region.npages; i++) {
-		unsigned char *page = base + i * PAGE_SIZE;
-		bool is_held = i >= first && i < first + 2;
-
-		KUNIT_EXPECT_PTR_EQ_MSG(test, memchr_inv(page, is_held ? 0xaa : 0,
-							 PAGE_SIZE), NULL,
-					"page %lu", i);
-		KUNIT_EXPECT_EQ_MSG(test, test_bit(i, al_region.dirty), is_held,
-				    "page %lu", i);
-	}
-	KUNIT_EXPECT_EQ(test, al_avail(), ALLOC_POOL - 2 * PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, al_p2p()->clearing, 0);
-	pci_free_p2pmem(al_prov->pdev, held, 2 * PAGE_SIZE);
+	kunit_activate_static_stub(test, p2p_read_back, al_read_back_dropped);
+	KUNIT_EXPECT_EQ(test, p2p_clean(&al_region, 0, al_region.npages), -EIO);
+	kunit_deactivate_static_stub(test, p2p_read_back);
+	KUNIT_EXPECT_TRUE(test, al_all_dirty(0, al_region.npages));
+	/* With the writes reaching memory, the same call succeeds. */
+	KUNIT_EXPECT_EQ(test, p2p_clean(&al_region, 0, al_region.npages), 0);
+	KUNIT_EXPECT_TRUE(test, al_all_clean(0, al_region.npages));
+	KUNIT_EXPECT_PTR_EQ(test, memchr_inv(all, 0, ALLOC_POOL), NULL);
+	pci_free_p2pmem(al_prov->pdev, all, ALLOC_POOL);
 	p2p_cache_drain(al_p2p());
-	KUNIT_EXPECT_TRUE(test, al_all_dirty(first, 2));
+}
+
+/* The most "available" showed at the moment memory arrived in the pool. */
+static size_t al_avail_max;
+
+static void al_pool_put_watch(struct pci_p2pdma *p2p, unsigned long addr,
+			      size_t size)
+{
+	gen_pool_free(p2p->pool, addr, size);
+	al_avail_max = max(al_avail_max, p2p_available(p2p));
+}
+
+/*
+ * "available" is never above the pool's size: memory that a run or the
+ * per-CPU cache gives to the pool has left their count by the time it is
+ * in the pool. Counted the other way round, the moment it arrives shows
+ * it twice.
+ */
+static void alloc_available_never_above_size_test(struct kunit *test)
+{
+	unsigned long base = (unsigned long)page_address(al_pages);
+	unsigned char *all;
+	void *small;
+	int i;
+
+	p2p_cache_drain(al_p2p());
+	al_avail_max = 0;
+	kunit_activate_static_stub(test, p2p_pool_put, al_pool_put_watch);
+	all = p2p_alloc(al_prov->pdev, ALLOC_POOL, 1, false);
+	KUNIT_ASSERT_PTR_EQ(test, all, (unsigned char *)base);
+
+	/* A run of 8 pages back from userspace, then into the pool. */
+	migrate_disable();
+	rcu_read_lock();
+	for (i = 0; i < 8; i++)
+		p2p_run_add(al_p2p(), &al_region, base + i * PAGE_SIZE, false);
+	rcu_read_unlock();
+	p2p_runs_flush(al_p2p());
+	migrate_enable();
+	KUNIT_EXPECT_EQ(test, al_avail(), 8 * PAGE_SIZE);
+
+	/* A cached kernel allocation drained into the pool. */
+	small = pci_alloc_p2pmem(al_prov->pdev, PAGE_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, small);
+	pci_free_p2pmem(al_prov->pdev, small, PAGE_SIZE);
+	KUNIT_EXPECT_TRUE(test, p2p_cache_drain(al_p2p()));
+	KUNIT_EXPECT_EQ(test, al_avail(), 8 * PAGE_SIZE);
+
+	rcu_read_lock();
+	for (i = 8; i < al_region.npages; i++)
+		p2p_run_add(al_p2p(), &al_region, base + i * PAGE_SIZE, false);
+	rcu_read_unlock();
+	p2p_cache_drain(al_p2p());
+	kunit_deactivate_static_stub(test, p2p_pool_put);
+	KUNIT_EXPECT_GT(test, al_avail_max, 0);
+	KUNIT_EXPECT_LE(test, al_avail_max, ALLOC_POOL);
+	/* p2p_alloc() took one reference; the pages gave back none. */
+	percpu_ref_put(&al_region.pgmap.ref);
 }
 
 /* p2p_clean() zeroes the dirty pages of a range and only those. */
@@ -471,7 +525,7 @@ static void alloc_clean_only_dirty_pages_test(struct kunit *test)
 	bitmap_zero(al_region.dirty, al_region.npages);
 	set_bit(1, al_region.dirty);
 	bitmap_set(al_region.dirty, 5, 3);
-	p2p_clean(&al_region, 0, al_region.npages);
+	KUNIT_EXPECT_EQ(test, p2p_clean(&al_region, 0, al_region.npages), 0);
 	for (i = 0; i < al_region.npages; i++) {
 		bool was_dirty = i == 1 || (i >= 5 && i <= 7);
 
@@ -529,6 +583,7 @@ static void alloc_user_pages_gather_test(struct kunit *test)
 	all = p2p_alloc(al_prov->pdev, ALLOC_POOL, 1, false);
 	KUNIT_ASSERT_PTR_EQ(test, all, (unsigned char *)base);
 
+	memset(all + 2 * PAGE_SIZE, 0x5a, PAGE_SIZE);
 	migrate_disable();
 	rcu_read_lock();
 	for (i = 0; i < 4; i++)
@@ -551,10 +606,13 @@ static void alloc_user_pages_gather_test(struct kunit *test)
 
 	p2p_runs_flush(al_p2p());
 	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), 5 * PAGE_SIZE);
-	/* The written page started the clearing work. */
-	flush_delayed_work(&al_p2p()->clear_work);
-	KUNIT_EXPECT_TRUE(test, al_all_clean(0, al_region.npages));
-	KUNIT_EXPECT_PTR_EQ(test, memchr_inv(all + 2 * PAGE_SIZE, 0, PAGE_SIZE),
+	/*
+	 * Nothing clears free memory behind anyone's back: the written page
+	 * keeps its bytes and its mark until an mmap() hands it out.
+	 */
+	msleep(20);
+	KUNIT_EXPECT_TRUE(test, al_all_dirty(2, 1));
+	KUNIT_EXPECT_PTR_EQ(test, memchr_inv(all + 2 * PAGE_SIZE, 0x5a, PAGE_SIZE),
 			    NULL);
 
 	rcu_read_lock();
@@ -628,7 +686,8 @@ static struct kunit_case p2pdma_alloc_cases[] = {
 	KUNIT_CASE(alloc_cache_drained_when_short_test),
 	KUNIT_CASE(alloc_closing_free_skips_cache_test),
 	KUNIT_CASE(alloc_kernel_free_marks_dirty_test),
-	KUNIT_CASE(alloc_clear_work_test),
+	KUNIT_CASE(alloc_clean_read_back_fails_test),
+	KUNIT_CASE(alloc_available_never_above_size_test),
 	KUNIT_CASE(alloc_clean_only_dirty_pages_test),
 	KUNIT_CASE(alloc_mapping_prefers_clean_test),
 	KUNIT_CASE(alloc_user_pages_gather_test),

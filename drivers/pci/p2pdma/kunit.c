@@ -12,6 +12,7 @@
 #include <kunit/static_stub.h>
 #include <linux/bitmap.h>
 #include <linux/ctype.h>
+#include <linux/delay.h>
 #include <linux/genalloc.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>

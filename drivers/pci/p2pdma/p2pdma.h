@@ -11,7 +11,7 @@
  *  provider.c     registering BAR ranges, publishing, finding a provider,
  *                 and the unbind that revokes and waits
  *  pool.c         the genalloc pool: clean and dirty pages, the per-CPU
- *                 cache, background clearing, the allocation API
+ *                 cache, verified clearing, the allocation API
  *  sysfs.c        /sys/bus/pci/devices/.../p2pmem/ and the allocate mmap
  *  configfs.c     the helpers for nvmet's configfs "p2pmem" attribute
  *  debugfs.c      /sys/kernel/debug/p2pdma/routes
@@ -56,7 +56,6 @@ struct p2p_cpu_cache {
 	/* Pages back from userspace, not yet in the pool: p2p_run_add(). */
 	unsigned long run_start;
 	unsigned long run_pages;
-	bool run_dirty;
 };
 
 /* Per-provider state, reached through pdev->p2pdma under RCU. */
@@ -64,10 +63,6 @@ struct pci_p2pdma {
 	struct gen_pool *pool;	/* free P2P memory; chunk owner = p2p_region */
 	struct list_head regions;	/* p2p_region; only ever added to */
 	struct p2p_cpu_cache __percpu *cache;
-	struct delayed_work clear_work;	/* clears dirty free memory */
-	seqlock_t clear_lock;	/* pool + clearing, as "available" reads it */
-	unsigned long clearing;	/* bytes the clearing work holds */
-	atomic_t clear_waiters;	/* mmaps waiting for the clearing to pause */
 	struct xarray routes;	/* client key -> packed route verdict */
 	bool published;		/* offered to orchestrators and nvmet */
 	bool closing;		/* unbind started: hand out nothing more */
@@ -186,11 +181,8 @@ void p2p_page_free(struct page *page);
 /* pool.c */
 struct p2p_region *p2p_region_of(struct pci_p2pdma *p2p, unsigned long addr);
 unsigned long p2p_page_index(struct p2p_region *region, unsigned long addr);
-bool p2p_clean(struct p2p_region *region, unsigned long first,
-	       unsigned long n);
-void p2p_clear_kick_after(struct pci_p2pdma *p2p, unsigned long delay);
-void p2p_clear_kick(struct pci_p2pdma *p2p);
-void p2p_clear_work_fn(struct work_struct *work);
+int p2p_clean(struct p2p_region *region, unsigned long first,
+	      unsigned long n);
 void p2p_run_add(struct pci_p2pdma *p2p, struct p2p_region *region,
 		 unsigned long addr, bool dirty);
 void p2p_runs_flush(struct pci_p2pdma *p2p);
@@ -198,9 +190,6 @@ bool p2p_cache_drain(struct pci_p2pdma *p2p);
 size_t p2p_available(struct pci_p2pdma *p2p);
 void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 		bool cached);
-
-/* How long after a registration the clearing work starts: 1 s. */
-#define P2P_CLEAR_DELAY	HZ
 
 /* sysfs.c */
 extern const struct attribute_group p2pmem_group;
@@ -232,6 +221,8 @@ int p2p_region_bitmap(struct device *dev, struct p2p_region *region,
 int p2p_region_add(struct pci_p2pdma *p2p, struct p2p_region *region,
 		   void *kaddr, u64 bus, int nid);
 void p2p_set_published(struct pci_p2pdma *p2p, bool publish);
+u64 p2p_read_back(const u64 *last);
+void p2p_pool_put(struct pci_p2pdma *p2p, unsigned long addr, size_t size);
 #endif
 
 #endif /* _DRIVERS_PCI_P2PDMA_P2PDMA_H */

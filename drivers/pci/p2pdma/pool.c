@@ -5,13 +5,18 @@
  * Owns a provider's free P2P memory: the genalloc pool of its registered
  * ranges, which pages may hold someone's data (dirty) and which read as
  * zero (clean), the per-CPU cache of small kernel allocations, the runs
- * of pages coming back from userspace, the background clearing of dirty
- * free memory, and the allocation API (pci_alloc_p2pmem() and friends).
- * Every allocation holds a reference on its range's dev_pagemap.
+ * of pages coming back from userspace, the clearing of dirty memory that
+ * an mmap() hands out, and the allocation API (pci_alloc_p2pmem() and
+ * friends). Every allocation holds a reference on its range's dev_pagemap.
+ *
+ * Nothing here writes device memory on its own: the only writes are the
+ * clearing that an mmap() of p2pmem/allocate asks for, of the pages it
+ * hands out that may hold someone's data.
  */
 
 #define pr_fmt(fmt) "pci-p2pdma: " fmt
 
+#include <kunit/static_stub.h>
 #include <linux/bitmap.h>
 #include <linux/genalloc.h>
 #include <linux/mm.h>
@@ -62,26 +67,63 @@ static void p2p_mark(struct p2p_region *region, unsigned long first,
 }
 
 /*
- * Zero the dirty pages among [@first, @first + @n) of @region, which the
- * caller holds, and mark them clean. The kernel maps BAR memory uncached,
- * where a store of 8 bytes is the most one instruction writes (memset64()).
- * Returns whether any page was dirty.
+ * Read back the last 8 bytes that a clearing wrote. A read is not passed
+ * by the posted writes before it (PCIe r6.0 sec 2.4.1), so its completion
+ * also says that they reached the device. A device that is gone, in D3hot
+ * or in reset drops the writes and answers all ones (or the read faults
+ * in the platform's way, which also is not zero). A function of its own,
+ * so that KUnit can stand in for a device that dropped the writes.
  */
-bool p2p_clean(struct p2p_region *region, unsigned long first,
-	       unsigned long n)
+VISIBLE_IF_KUNIT u64 p2p_read_back(const u64 *last)
+{
+	KUNIT_STATIC_STUB_REDIRECT(p2p_read_back, last);
+	return READ_ONCE(*last);
+}
+
+/*
+ * Zero the dirty pages among [@first, @first + @n) of @region, which the
+ * caller holds, and mark them clean once a read-back shows that the zeros
+ * reached the device. The kernel maps BAR memory uncached, where a store
+ * of 8 bytes is the most one instruction writes (memset64()).
+ *
+ * Return: 0, or -EIO if a read-back was not zero; the pages of that run
+ * and those after it stay dirty.
+ */
+int p2p_clean(struct p2p_region *region, unsigned long first,
+	      unsigned long n)
 {
 	unsigned long end = first + n, i = first, j;
-	bool any = false;
+	size_t words;
+	u64 *start;
+	u64 back;
 
 	while ((i = find_next_bit(region->dirty, end, i)) < end) {
 		j = find_next_zero_bit(region->dirty, end, i);
-		memset64((u64 *)(region->kaddr + (i << PAGE_SHIFT)), 0,
-			 ((j - i) << PAGE_SHIFT) / sizeof(u64));
+		start = (u64 *)(region->kaddr + (i << PAGE_SHIFT));
+		words = ((j - i) << PAGE_SHIFT) / sizeof(u64);
+		memset64(start, 0, words);
+		back = p2p_read_back(start + words - 1);
+		if (back) {
+			dev_warn_ratelimited(&region->provider->dev,
+					     "P2PDMA: clearing P2P memory did not reach the device (read back %#llx): in D3, in reset or gone?\n",
+					     back);
+			return -EIO;
+		}
 		p2p_mark(region, i, j - i, false);
 		i = j;
-		any = true;
 	}
-	return any;
+	return 0;
+}
+
+/*
+ * Give [@addr, @addr + @size) to the pool. A function of its own, so that
+ * KUnit can read "available" at the moment memory arrives in the pool.
+ */
+VISIBLE_IF_KUNIT void p2p_pool_put(struct pci_p2pdma *p2p, unsigned long addr,
+				   size_t size)
+{
+	KUNIT_STATIC_STUB_REDIRECT(p2p_pool_put, p2p, addr, size);
+	gen_pool_free(p2p->pool, addr, size);
 }
 
 /* Give memory back to the pool, marked dirty: a kernel user had it. */
@@ -91,29 +133,7 @@ static void p2p_pool_free_dirty(struct pci_p2pdma *p2p,
 {
 	p2p_mark(region, p2p_page_index(region, addr),
 		 DIV_ROUND_UP(size, PAGE_SIZE), true);
-	gen_pool_free(p2p->pool, addr, size);
-}
-
-/*
- * Run the clearing work after @delay jiffies (or sooner, if it was already
- * due sooner), unless the provider is closing: the unbind cancels the work
- * after a grace period, and a caller inside an RCU read section that saw
- * closing clear is done queueing by then.
- */
-void p2p_clear_kick_after(struct pci_p2pdma *p2p, unsigned long delay)
-{
-	guard(rcu)();
-	if (READ_ONCE(p2p->closing))
-		return;
-	if (delay)
-		queue_delayed_work(system_unbound_wq, &p2p->clear_work, delay);
-	else
-		mod_delayed_work(system_unbound_wq, &p2p->clear_work, 0);
-}
-
-void p2p_clear_kick(struct pci_p2pdma *p2p)
-{
-	p2p_clear_kick_after(p2p, 0);
+	p2p_pool_put(p2p, addr, size);
 }
 
 /*
@@ -124,12 +144,11 @@ static void p2p_run_flush(struct pci_p2pdma *p2p, struct p2p_cpu_cache *c)
 {
 	if (!c->run_pages)
 		return;
-	gen_pool_free(p2p->pool, c->run_start, c->run_pages << PAGE_SHIFT);
+	/* Out of the count before into the pool: see p2p_available(). */
 	WRITE_ONCE(c->bytes, c->bytes - (c->run_pages << PAGE_SHIFT));
+	smp_wmb();	/* pairs with smp_rmb() in p2p_available() */
+	p2p_pool_put(p2p, c->run_start, c->run_pages << PAGE_SHIFT);
 	c->run_pages = 0;
-	if (c->run_dirty)
-		p2p_clear_kick(p2p);
-	c->run_dirty = false;
 }
 
 /*
@@ -137,7 +156,7 @@ static void p2p_run_flush(struct pci_p2pdma *p2p, struct p2p_cpu_cache *c)
  * or not. An munmap() returns its pages one at a time, in address order:
  * they are gathered into one run per CPU and given to the pool together,
  * up to P2P_RUN_PAGES at a time, instead of one bitmap update each. The
- * next mmap(), the clearing work, a short pool and an unbind put a run
+ * next mmap(), a short pool and an unbind put a run
  * that is still open into the pool. Called in an RCU read section.
  */
 void p2p_run_add(struct pci_p2pdma *p2p, struct p2p_region *region,
@@ -150,7 +169,7 @@ void p2p_run_add(struct pci_p2pdma *p2p, struct p2p_region *region,
 		p2p_mark(region, p2p_page_index(region, addr), 1, true);
 	/* After an unbind's grace period nothing is held back. */
 	if (READ_ONCE(p2p->closing)) {
-		gen_pool_free(p2p->pool, addr, PAGE_SIZE);
+		p2p_pool_put(p2p, addr, PAGE_SIZE);
 		return;
 	}
 	c = raw_cpu_ptr(p2p->cache);
@@ -166,7 +185,6 @@ void p2p_run_add(struct pci_p2pdma *p2p, struct p2p_region *region,
 	if (!c->run_pages)
 		c->run_start = addr;
 	c->run_pages++;
-	c->run_dirty |= dirty;
 	WRITE_ONCE(c->bytes, c->bytes + PAGE_SIZE);
 	spin_unlock_irqrestore(&c->lock, flags);
 }
@@ -257,10 +275,11 @@ bool p2p_cache_drain(struct pci_p2pdma *p2p)
 		for (class = 0; class < P2P_CACHE_CLASSES; class++) {
 			while (c->count[class]) {
 				addr = c->addr[class][--c->count[class]];
-				p2p_pool_free_dirty(p2p, p2p_region_of(p2p, addr),
-						    addr, PAGE_SIZE << class);
 				WRITE_ONCE(c->bytes,
 					   c->bytes - (PAGE_SIZE << class));
+				smp_wmb();	/* pairs with p2p_available() */
+				p2p_pool_free_dirty(p2p, p2p_region_of(p2p, addr),
+						    addr, PAGE_SIZE << class);
 				any = true;
 			}
 		}
@@ -270,39 +289,23 @@ bool p2p_cache_drain(struct pci_p2pdma *p2p)
 }
 
 /*
- * "available": free in the pool, held by the clearing work (a moment
- * away from the pool, read consistently with it), and cached per CPU.
+ * "available": free in the pool and held per CPU (cached allocations,
+ * runs of returning pages). Memory moves only from a CPU's count into the
+ * pool, and leaves the count first (with a write barrier): a reader that
+ * sees it in the pool, read first, sees it gone from the count. So the
+ * sum is never above the pool's size; while memory moves it may be short
+ * of what is free, and it is exact whenever nothing is moving.
  */
 size_t p2p_available(struct pci_p2pdma *p2p)
 {
-	unsigned int seq;
 	size_t avail;
 	int cpu;
 
-	do {
-		seq = read_seqbegin(&p2p->clear_lock);
-		avail = gen_pool_avail(p2p->pool) + READ_ONCE(p2p->clearing);
-	} while (read_seqretry(&p2p->clear_lock, seq));
+	avail = gen_pool_avail(p2p->pool);
+	smp_rmb();	/* pairs with smp_wmb() where memory enters the pool */
 	for_each_possible_cpu(cpu)
 		avail += READ_ONCE(per_cpu_ptr(p2p->cache, cpu)->bytes);
 	return avail;
-}
-
-/* genalloc algorithm: exactly the range at *@data, if all of it is free. */
-static unsigned long p2p_algo_exact(unsigned long *map, unsigned long size,
-				    unsigned long start, unsigned int nr,
-				    void *data, struct gen_pool *pool,
-				    unsigned long start_addr)
-{
-	unsigned long want = *(unsigned long *)data, bit;
-
-	if (want < start_addr)
-		return size;
-	bit = (want - start_addr) >> pool->min_alloc_order;
-	if (bit >= size || nr > size - bit ||
-	    find_next_bit(map, bit + nr, bit) < bit + nr)
-		return size;
-	return bit;
 }
 
 /*
@@ -328,82 +331,6 @@ static unsigned long p2p_algo_clean(unsigned long *map, unsigned long size,
 		if (d >= i + nr)
 			return i;
 		i = find_next_zero_bit(region->dirty, size, d);
-	}
-}
-
-/*
- * Take the free pages [@first, @first + *@n) of @region from the pool (or
- * just the first if another user holds some of the others, setting *@n
- * to 1), zero them and put them back clean. False if even the first page
- * is in use: its user marks it again when it frees it.
- */
-static bool p2p_clear_piece(struct pci_p2pdma *p2p, struct p2p_region *region,
-			    unsigned long first, unsigned long *n)
-{
-	unsigned long addr = region->kaddr + (first << PAGE_SHIFT), got;
-	size_t len = *n << PAGE_SHIFT;
-
-	write_seqlock(&p2p->clear_lock);
-	got = gen_pool_alloc_algo(p2p->pool, len, p2p_algo_exact, &addr);
-	if (!got && *n > 1) {
-		*n = 1;
-		len = PAGE_SIZE;
-		got = gen_pool_alloc_algo(p2p->pool, len, p2p_algo_exact, &addr);
-	}
-	if (got)
-		WRITE_ONCE(p2p->clearing, p2p->clearing + len);
-	write_sequnlock(&p2p->clear_lock);
-	if (!got)
-		return false;
-
-	p2p_clean(region, first, *n);
-
-	write_seqlock(&p2p->clear_lock);
-	gen_pool_free(p2p->pool, addr, len);
-	WRITE_ONCE(p2p->clearing, p2p->clearing - len);
-	write_sequnlock(&p2p->clear_lock);
-	return true;
-}
-
-/* Pages the clearing work takes from the pool at a time: 256 KiB. */
-#define P2P_CLEAR_PIECE	64
-
-/*
- * Clear dirty free memory in the background, so that the next mmap() of
- * "allocate" finds clean memory and only inserts it. Stops early for an
- * unbind and for an mmap() that found the pool short (it may want the
- * piece held here), which queues the work again when it is done.
- */
-void p2p_clear_work_fn(struct work_struct *work)
-{
-	struct pci_p2pdma *p2p = container_of(to_delayed_work(work),
-					      struct pci_p2pdma, clear_work);
-	struct p2p_region *region;
-	unsigned long i, n;
-
-	p2p_runs_flush(p2p);
-	for_each_p2p_region(region, p2p) {
-		for (i = 0;;) {
-			i = find_next_bit(region->dirty, region->npages, i);
-			if (i >= region->npages)
-				break;
-			if (READ_ONCE(p2p->closing) ||
-			    atomic_read(&p2p->clear_waiters))
-				return;
-			n = find_next_zero_bit(region->dirty,
-					       min(region->npages,
-						   i + P2P_CLEAR_PIECE), i) - i;
-			/*
-			 * Look from the start again after each piece: memory
-			 * freed meanwhile at a lower address is what first-fit
-			 * hands out next. A page in use is passed over.
-			 */
-			if (p2p_clear_piece(p2p, region, i, &n))
-				i = 0;
-			else
-				i++;
-			cond_resched();
-		}
 	}
 }
 
@@ -471,16 +398,15 @@ void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
  * not cleared: it holds what its last user left. An allocation of 1, 2,
  * 4, 8 or 16 pages is served first from this CPU's cache of memory freed
  * by pci_free_p2pmem(); the pool is searched otherwise, and the caches
- * are emptied into it before an allocation fails.
+ * are emptied into it before an allocation fails. Nothing is cleared or
+ * written in the background.
  *
  * Context: any, including atomic and interrupt context; does not sleep
  * (RCU read side, a per-CPU spinlock, the lockless genalloc bitmap).
  *
  * Return: the virtual address, or NULL if @pdev has no P2P memory, not
  * enough contiguous memory is free, @size is 0, or the provider is being
- * unbound. In a nearly full pool, NULL also if the only piece that would
- * do is being cleared in the background at that moment (256 KiB at most;
- * see Documentation/driver-api/pci/p2pdma.rst).
+ * unbound.
  */
 void *pci_alloc_p2pmem(struct pci_dev *pdev, size_t size)
 {

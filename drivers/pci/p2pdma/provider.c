@@ -69,11 +69,7 @@ VISIBLE_IF_KUNIT void p2p_provider_close(void *data)
 	 */
 	synchronize_rcu();
 	p2p_close_finish(pdev, p2p);
-	/*
-	 * Nothing queues the clearing work any more; what is cached per CPU
-	 * goes back to the pool, which outlives this.
-	 */
-	cancel_delayed_work_sync(&p2p->clear_work);
+	/* What is cached per CPU goes back to the pool, which outlives this. */
 	p2p_cache_drain(p2p);
 }
 
@@ -84,7 +80,6 @@ static void p2p_provider_release(void *data)
 	struct pci_p2pdma *p2p = rcu_dereference_protected(pdev->p2pdma, 1);
 
 	p2p_provider_close(pdev);	/* in case no range was ever added */
-	cancel_delayed_work_sync(&p2p->clear_work);
 	RCU_INIT_POINTER(pdev->p2pdma, NULL);
 	synchronize_rcu();
 	xa_destroy(&p2p->routes);
@@ -111,8 +106,6 @@ VISIBLE_IF_KUNIT struct pci_p2pdma *p2p_provider_setup(struct pci_dev *pdev)
 		return ERR_PTR(-ENOMEM);
 	xa_init_flags(&p2p->routes, XA_FLAGS_LOCK_IRQ);
 	INIT_LIST_HEAD(&p2p->regions);
-	INIT_DELAYED_WORK(&p2p->clear_work, p2p_clear_work_fn);
-	seqlock_init(&p2p->clear_lock);
 	p2p->pool = devm_gen_pool_create(&pdev->dev, PAGE_SHIFT,
 					 dev_to_node(&pdev->dev), NULL);
 	if (IS_ERR(p2p->pool))
@@ -331,11 +324,6 @@ int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar, size_t size,
 			     dev_to_node(&pdev->dev));
 	if (ret)
 		goto out_unmap;
-	/*
-	 * Clear what the BAR holds in the background, once the provider's
-	 * probe (which may allocate from the pool) has had time to finish.
-	 */
-	p2p_clear_kick_after(p2p, P2P_CLEAR_DELAY);
 
 	mutex_unlock(&p2p_setup_lock);
 	pci_info(pdev, "P2PDMA: %zu MiB of BAR %d at offset %#llx registered\n",

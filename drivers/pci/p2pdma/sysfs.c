@@ -96,6 +96,20 @@ static const struct vm_operations_struct p2pmem_vm_ops = {
 	.page_mkwrite = p2pmem_page_mkwrite,
 };
 
+/*
+ * A page unmapped on another CPU is back in the pool from its page_free
+ * callback on, but the core gives it its idle reference again only after
+ * that callback returns (free_zone_device_folio()). Wait for that before
+ * inserting it: vm_insert_pages() refuses a page without a reference
+ * (-EINVAL), and a reference taken before the core resets the count
+ * would be lost.
+ */
+static void p2p_wait_idle_ref(struct page *page)
+{
+	while (unlikely(!page_ref_count(page)))
+		cond_resched();
+}
+
 /* Pages that mmap() of "allocate" clears and inserts at a time: 2 MiB. */
 #define P2P_MAP_BATCH	(SZ_2M / PAGE_SIZE)
 
@@ -107,21 +121,22 @@ static const struct vm_operations_struct p2pmem_vm_ops = {
  * batches of a mapping that can be gigabytes long.
  *
  * Dirty memory holds what its last user left: another process, nvmet's
- * data buffers, NVMe queue entries or a previous boot. Most of it has
- * been cleared in the background by the time it is mapped again
- * (p2p_clear_work_fn()); what has not is cleared here.
+ * data buffers, NVMe queue entries, a previous boot or the BAR's owner.
+ * It is cleared here, when it is handed out, and nowhere else; each batch
+ * is read back before it counts as clean (p2p_clean()). A fatal signal
+ * stops a long mapping between batches.
  *
  * Each inserted page holds a reference of the mapping's; the idle
  * reference it had in the pool is dropped, so unmapping it returns it
- * (p2p_page_free()). Returns 0 or a negative errno, and sets *@done to
- * the number of pages inserted; the caller returns the others.
+ * (p2p_page_free()). Returns 0, -EIO if the clearing did not reach the
+ * device, -EINTR on a fatal signal, or vm_insert_pages()'s error, and sets
+ * *@done to the number of pages inserted; the caller returns the others.
  */
 static int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 			 unsigned long npages, unsigned long *done)
 {
 	struct p2p_region *region = to_p2p_region(virt_to_page(kaddr)->pgmap);
 	unsigned long n, left, i;
-	bool dirt = false;
 	struct page **pages;
 	void *chunk;
 	int ret = 0;
@@ -134,10 +149,18 @@ static int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 	for (; *done < npages; *done += n) {
 		chunk = kaddr + (*done << PAGE_SHIFT);
 		n = min(npages - *done, P2P_MAP_BATCH);
-		dirt |= p2p_clean(region,
-				  p2p_page_index(region, (unsigned long)chunk), n);
-		for (i = 0; i < n; i++)
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		ret = p2p_clean(region, p2p_page_index(region, (unsigned long)chunk),
+				n);
+		if (ret)
+			break;
+		for (i = 0; i < n; i++) {
 			pages[i] = virt_to_page(chunk + (i << PAGE_SHIFT));
+			p2p_wait_idle_ref(pages[i]);
+		}
 		left = n;
 		ret = vm_insert_pages(vma, vma->vm_start + (*done << PAGE_SHIFT),
 				      pages, &left);
@@ -150,9 +173,6 @@ static int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 		cond_resched();
 	}
 	kfree(pages);
-	/* Where there was dirt to clear here, there may be more: clear it now. */
-	if (dirt)
-		p2p_clear_kick(rcu_dereference_protected(region->provider->p2pdma, 1));
 	return ret;
 }
 
@@ -196,29 +216,19 @@ static void p2p_mmap_check_fn(struct callback_head *work)
 }
 
 /*
- * Memory for an mmap() of "allocate". If the pool is short, the clearing
- * work may hold part of the range that would do: pause it and try again.
- * The open sysfs file keeps the provider's state alive across the sleep.
+ * Memory for an mmap() of "allocate". The open sysfs file keeps the
+ * provider's state alive.
  */
 static void *p2p_alloc_mapping(struct pci_dev *pdev, size_t len,
 			       unsigned long refs)
 {
 	struct pci_p2pdma *p2p = rcu_dereference_protected(pdev->p2pdma, 1);
-	void *kaddr;
 
 	if (!p2p)
 		return NULL;
 	/* What earlier munmap()s returned is in the pool for first-fit. */
 	p2p_runs_flush(p2p);
-	kaddr = p2p_alloc(pdev, len, refs, false);
-	if (kaddr)
-		return kaddr;
-	atomic_inc(&p2p->clear_waiters);
-	flush_delayed_work(&p2p->clear_work);
-	kaddr = p2p_alloc(pdev, len, refs, false);
-	if (atomic_dec_and_test(&p2p->clear_waiters))
-		p2p_clear_kick(p2p);
-	return kaddr;
+	return p2p_alloc(pdev, len, refs, false);
 }
 
 static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
