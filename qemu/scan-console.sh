@@ -4,8 +4,10 @@
 # Scan a guest kernel console log for reports from the kernel's checkers:
 # KASAN, lockdep, kmemleak (reports, or the detector switching itself off),
 # WARN, BUG (soft lockups included), oops, panic, hung tasks and RCU
-# stalls. Prints each hit and exits 1 if there is any, or if the log is
-# missing or empty; 0 if the log is clean.
+# stalls (rcu_sched, rcu_preempt, rcu_tasks...: "detected stalls on
+# CPUs/tasks", "self-detected stall", "detected expedited stalls"). Prints
+# each hit and exits 1 if there is any, or if the log is missing or empty;
+# 0 if the log is clean.
 #
 # Usage: qemu/scan-console.sh CONSOLE_LOG
 log=${1:?usage: scan-console.sh CONSOLE_LOG}
@@ -13,7 +15,7 @@ if [ ! -s "$log" ]; then
 	echo "scan-console: $log is missing or empty"
 	exit 1
 fi
-hits=$(grep -E 'WARNING:|BUG:|KASAN|kmemleak: [0-9]+ new suspected|Kernel memory leak detector disabled|possible circular locking|inconsistent lock state|Oops|Kernel panic|general protection fault|UBSAN|INFO: task .* blocked|soft lockup|RCU stall|rcu_sched self-detected' "$log" |
+hits=$(grep -E 'WARNING:|BUG:|KASAN|kmemleak: [0-9]+ new suspected|Kernel memory leak detector disabled|possible circular locking|inconsistent lock state|Oops|Kernel panic|general protection fault|UBSAN|INFO: task .* blocked|soft lockup|RCU stall|rcu_[a-z_]+ (self-)?detected (expedited )?stalls?|detected stalls on CPUs' "$log" |
 	grep -v 'Speculative Return Stack Overflow')
 if [ -n "$hits" ]; then
 	echo "$hits"
