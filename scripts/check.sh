@@ -13,6 +13,8 @@
 #   shell       shellcheck on every shell script in the repository
 #   tool        the route tool's test against a fake sysfs tree
 #               (tools/pci/p2pdma/test.sh)
+#   judge       the judge of `make test` against tests/plan, on synthetic
+#               logs and their mutations (tests/judge-selftest.sh)
 # Prints "check: N passed, N failed" last and exits non-zero on a failure.
 #
 # Usage: scripts/check.sh [step...]   (default: all steps)
@@ -107,6 +109,12 @@ step_tool() {
 	"$top/tools/pci/p2pdma/test.sh"
 }
 
+# The judge of `make test` on logs made from tests/plan, each way a run can
+# lose a suite or a case (no kernel, no guest).
+step_judge() {
+	"$top/tests/judge-selftest.sh"
+}
+
 step_shellcheck() {
 	command -v shellcheck >/dev/null || {
 		echo "shellcheck is not installed (run 'make deps')"
@@ -115,7 +123,7 @@ step_shellcheck() {
 	(cd "$top" && shellcheck -x -f gcc "${sh_files[@]}")
 }
 
-steps=(checkpatch build kernel_doc sphinx shellcheck tool)
+steps=(checkpatch build kernel_doc sphinx shellcheck tool judge)
 [ $# -eq 0 ] || steps=("$@")
 for step in "${steps[@]}"; do
 	step=${step//-/_}

@@ -1,0 +1,259 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2016  # awk programs and sh -c scripts, single-quoted
+#
+# Test the judge of `make test` (tests/judge.sh) without a kernel: it must
+# pass a run that matches tests/plan, and fail, with a "not ok" line that
+# names what is wrong, every run that lost something. The runs are logs:
+#  - synthetic ones made from tests/plan (always; `make check` runs this);
+#  - with DIR, also a copy of a real run's logs (build/test-runs after
+#    `make test`), which must pass as they are.
+# Each is mutated in a scratch copy: a suite's output dropped, a case line
+# dropped, a suite planning one case fewer (a TEST_F a -t filter no longer
+# finds), a scenario renamed, a suite the plan does not list, an undeclared
+# guest skip, an undeclared KUnit skip (and the same skip declared in a
+# plan), a KUnit suite dropped, a machine not booted, a machine booted
+# alone with the made-up log of issue #22 (e2e, two p2pdma_test cases and
+# kmemleak), an RCU stall in a console log.
+#
+# Usage: tests/judge-selftest.sh [DIR]
+# Prints "judge-selftest: N passed, N failed"; exit status 1 on a failure.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+judge=$top/tests/judge.sh
+# shellcheck source=tests/judge.sh
+. "$judge"
+tmp=$(mktemp -d /tmp/judge-selftest.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+npass=0 nfail=0
+
+result() { # ok|notok NAME [WHY]
+	if [ "$1" = ok ]; then
+		npass=$((npass + 1))
+		echo "ok - $2"
+	else
+		nfail=$((nfail + 1))
+		echo "not ok - $2${3:+: $3}"
+	fi
+}
+
+# synth DIR: the logs of a run that does exactly what tests/plan says.
+synth() {
+	local dir=$1 m s c topo extra k key
+	local -A seen=()
+	mkdir -p "$dir"
+	while read -r m s c _; do
+		case $m in '#'* | '') continue ;; esac
+		if [ -z "${seen[$m]+set}" ]; then
+			seen[$m]=1
+			topo=$(awk -v m="$m" '$1 == m { print $2 }' "$top/tests/machines")
+			extra=$(awk -v m="$m" '$1 == m { print $3 }' "$top/tests/machines")
+			[ "$m" = checkout ] && topo=none extra=kunit.enable=0
+			echo "$m ${topo:-none} ${extra:--}" >> "$dir/machines"
+			echo "qemu: topology $topo, kernel debug, accel tcg, run dir build/runs/$m-synthetic" > "$dir/$m.out"
+			echo 0 > "$dir/$m.rc"
+			echo 1 > "$dir/$m.secs"
+			mkdir -p "$dir/$m.run"
+			touch "$dir/$m.run/expected-skips"
+			echo "[    0.000000] Linux version 6.12.0 (synthetic)" > "$dir/$m.run/console.log"
+		fi
+		if [[ $s == kunit:* ]]; then
+			printf '%s\n' "$m ${s#kunit:} $c" >> "$dir/kunit-suites"
+			continue
+		fi
+		{
+			echo "P2PDMA-SUITE $s"
+			echo "1..$c"
+			for ((k = 1; k <= c; k++)); do echo "ok $k - case_$k"; done
+			echo "P2PDMA-END $s 0 1"
+		} >> "$dir/$m.run/output.log"
+	done < "$top/tests/plan"
+	for m in "${!seen[@]}"; do
+		echo "P2PDMA-EXIT 0" >> "$dir/$m.run/output.log"
+	done
+	# KTAP as the kernel prints it, one level per suite.
+	touch "$dir/kunit-suites"
+	for m in "${!seen[@]}"; do
+		grep -q "^$m " "$dir/kunit-suites" || continue
+		awk -v m="$m" '
+			$1 == m { name[++n] = $2; cnt[n] = $3 }
+			END {
+				printf "[    1.000000] KTAP version 1\n[    1.000000] 1..%d\n", n
+				for (i = 1; i <= n; i++) {
+					printf "[    1.000000]     KTAP version 1\n"
+					printf "[    1.000000]     # Subtest: %s\n", name[i]
+					printf "[    1.000000]     1..%d\n", cnt[i]
+					for (k = 1; k <= cnt[i]; k++)
+						printf "[    1.000000]     ok %d case_%d\n", k, k
+					printf "[    1.000000] ok %d %s\n", i, name[i]
+				}
+			}' "$dir/kunit-suites" >> "$dir/$m.run/console.log"
+	done
+	rm "$dir/kunit-suites"
+	# Both logs come from a serial port: CRLF.
+	for m in "${!seen[@]}"; do
+		sed -i 's/$/\r/' "$dir/$m.run/output.log" "$dir/$m.run/console.log"
+	done
+}
+
+# copy_run SRC DIR: a self-contained copy of a real run's logs.
+copy_run() {
+	local src=$1 dir=$2 out m rdir f
+	mkdir -p "$dir"
+	[ ! -f "$src/machines" ] || cp "$src/machines" "$dir/"
+	for out in "$src"/*.out; do
+		m=$(basename "$out" .out)
+		cp "$src/$m.out" "$dir/"
+		cp "$src/$m.rc" "$src/$m.secs" "$dir/" 2>/dev/null
+		rdir=$(run_dir "$src" "$m")
+		mkdir -p "$dir/$m.run"
+		for f in output.log console.log expected-skips; do
+			[ ! -f "$rdir/$f" ] || cp "$rdir/$f" "$dir/$m.run/"
+		done
+	done
+}
+
+# edit FILE AWK-ARG...: rewrite FILE through awk, without the carriage
+# returns of the serial port.
+edit() {
+	local f=$1
+	shift
+	tr -d '\r' < "$f" | awk "$@" > "$f.new" && mv "$f.new" "$f"
+}
+
+# ere STRING: STRING as a literal in an extended regular expression.
+ere() {
+	sed 's/[][\.*^$+?(){}|/]/\\&/g' <<< "$1"
+}
+
+# expect LABEL BASE WANT-EXIT PATTERN [--partial] -- MUTATION...: judge a copy
+# of BASE after MUTATION (run in the copy); the judge must exit as WANT-EXIT
+# (0 or 1) and print a line matching PATTERN (grep -E).
+expect() {
+	local label=$1 base=$2 want=$3 pat=$4 got rc
+	local -a opts=()
+	shift 4
+	[ "${1:-}" = --partial ] && { opts+=(--partial); shift; }
+	[ "${1:-}" = -- ] && shift
+	rm -rf "$tmp/case"
+	cp -a "$base" "$tmp/case"
+	if [ $# -gt 0 ] && ! (cd "$tmp/case" && "$@"); then
+		result notok "$label" "the mutation failed"
+		return
+	fi
+	got=$("$judge" "${opts[@]}" "$tmp/case" 2>&1)
+	rc=$?
+	[ "$rc" -le 1 ] || { result notok "$label" "judge exit $rc"; echo "$got" | tail -n 5 | sed 's/^/#   /'; return; }
+	if [ "$rc" != "$want" ]; then
+		result notok "$label" "judge exit $rc, wanted $want"
+		grep '^not ok\|passed,' <<< "$got" | head -n 10 | sed 's/^/#   /'
+	elif ! grep -qE "$pat" <<< "$got"; then
+		result notok "$label" "no line matches /$pat/"
+		grep '^not ok\|passed,' <<< "$got" | head -n 10 | sed 's/^/#   /'
+	elif ! grep -qE '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' <<< "$(tail -n 1 <<< "$got")"; then
+		result notok "$label" "the last line is not 'N passed, N failed, N skipped'"
+	else
+		result ok "$label"
+	fi
+}
+
+# The machines of a run directory, in order.
+machines() { # DIR
+	if [ -f "$1/machines" ]; then
+		awk '!/^#/ && NF { print $1 }' "$1/machines"
+	else
+		for f in "$1"/*.out; do basename "$f" .out; done
+	fi
+}
+
+# Mutations of one run: must pass as it is, and fail each way.
+mutate() { # LABEL DIR
+	local label=$1 base=$2 m km="" s scn n knr kname ksuite kcase m2 f
+	for f in $(machines "$base"); do
+		grep -q '^P2PDMA-SUITE .*/' "$base/$f.run/output.log" 2>/dev/null && { m=$f; break; }
+	done
+	for f in $(machines "$base"); do
+		grep -q '# Subtest: ' "$base/$f.run/console.log" 2>/dev/null && { km=$f; break; }
+	done
+	[ -n "${m:-}" ] || { result notok "$label: a machine with scenario suites"; return; }
+	s=$(tr -d '\r' < "$base/$m.run/output.log" | sed -n 's/^P2PDMA-SUITE \(.*\/.*\)/\1/p' | head -n 1)
+	scn=${s%%/*}
+	n=$(tr -d '\r' < "$base/$m.run/output.log" |
+		awk -v s="$s" '$0 == "P2PDMA-SUITE " s { on = 1; next } on && /^1\.\./ { sub(/^1\.\./, ""); print $1 + 0; exit }')
+	m2=$(machines "$base" | grep -vx "$m" | head -n 1)
+	local out=$m.run/output.log
+
+	expect "$label: the run as it is passes" "$base" 0 '^0 failed|, 0 failed,'
+	expect "$label: $m/$s dropped" "$base" 1 "^not ok [0-9]+ - plan: $m/$s ran" -- \
+		edit "$out" -v s="$s" '$0 == "P2PDMA-SUITE " s { skip = 1 } !skip { print } $0 ~ "^P2PDMA-END " s " " { skip = 0 }'
+	expect "$label: a case line of $m/$s dropped" "$base" 1 "^not ok [0-9]+ - $m/$s: 1 planned case\\(s\\) did not report" -- \
+		edit "$out" -v s="$s" '$0 == "P2PDMA-SUITE " s { on = 1 } on && /^(not )?ok / && !done { done = 1; next } { print }'
+	expect "$label: $m/$s plans one case fewer" "$base" 1 "^not ok [0-9]+ - plan: $m/$s has $n cases: it has $((n - 1)); .*plan line is: $m +$s +$((n - 1))" -- \
+		edit "$out" -v s="$s" -v n="$n" '$0 == "P2PDMA-SUITE " s { on = 1 } on && /^1\.\./ { print "1.." n - 1; next } on && /^(not )?ok / && ++k == n { next } /^P2PDMA-END / { on = 0 } { print }'
+	expect "$label: scenario $scn renamed" "$base" 1 "^not ok [0-9]+ - plan: $m/${scn}_renamed/.* is in tests/plan: .*add the line: $m +${scn}_renamed/" -- \
+		edit "$out" -v scn="$scn" '/^P2PDMA-(SUITE|END) / && index($2, scn "/") == 1 { $2 = scn "_renamed/" substr($2, length(scn) + 2) } { print }'
+	expect "$label: scenario $scn renamed, the old one missing" "$base" 1 "^not ok [0-9]+ - plan: $m/$s ran" -- \
+		edit "$out" -v scn="$scn" '/^P2PDMA-(SUITE|END) / && index($2, scn "/") == 1 { $2 = scn "_renamed/" substr($2, length(scn) + 2) } { print }'
+	expect "$label: a suite the plan does not list" "$base" 1 "^not ok [0-9]+ - plan: $m/$scn/unplanned is in tests/plan" -- \
+		edit "$out" -v scn="$scn" '/^P2PDMA-EXIT / { print "P2PDMA-SUITE " scn "/unplanned"; print "1..1"; print "ok 1 - x"; print "P2PDMA-END " scn "/unplanned 0 0" } { print }'
+	expect "$label: an undeclared guest skip" "$base" 1 "^not ok [0-9]+ - $m/$s: .*skipped \\(synthetic\\), but the topology" -- \
+		edit "$out" -v s="$s" '$0 == "P2PDMA-SUITE " s { on = 1 } on && /^ok / && !done { done = 1; $0 = $0 " # SKIP synthetic" } { print }'
+	if [ -n "$m2" ]; then
+		expect "$label: machine $m2 not booted" "$base" 1 "^not ok [0-9]+ - plan: $m2 booted" -- \
+			sh -c 'rm -rf "$1".* && if [ -f machines ]; then grep -v "^$1 " machines > m.new; mv m.new machines; fi' - "$m2"
+	fi
+	# Issue #22: a machine booted alone whose log holds only e2e, two
+	# p2pdma_test cases and kmemleak.
+	expect "$label: $m alone with e2e, two p2pdma_test cases and kmemleak" "$base" 1 "^not ok [0-9]+ - plan: $m/" --partial -- \
+		sh -c 'for f in *.out; do [ "$f" = "$1.out" ] || rm -rf "${f%.out}".*; done
+		       if [ -f machines ]; then grep "^$1 " machines > m.new; mv m.new machines; fi
+		       awk -v scn="$2" '\''
+			/^P2PDMA-SUITE / { keep = ($2 == scn "/e2e" || $2 == "kmemleak") }
+			/^P2PDMA-SUITE / && $2 == scn "/p2pdma_test" {
+				print; print "1..2"; print "ok 1 p2pmem.a"; print "ok 2 p2pmem.b"
+				print "P2PDMA-END " $2 " 0 1"; next }
+			keep || /^P2PDMA-EXIT / { print }
+			/^P2PDMA-END / { keep = 0 }'\'' "$1.run/output.log" > o.new && mv o.new "$1.run/output.log"' - "$m" "$scn"
+	expect "$label: an RCU stall in $m's console" "$base" 1 "^not ok [0-9]+ - $m: console clean" -- \
+		sh -c 'echo "[  99.000000] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:" >> "$1.run/console.log.x"
+		       cat "$1.run/console.log" "$1.run/console.log.x" > c.new && mv c.new "$1.run/console.log"; rm "$1.run/console.log.x"' - "$m"
+
+	[ -n "$km" ] || { result notok "$label: a machine with KUnit results"; return; }
+	local con=$km.run/console.log
+	# The first leaf of the KTAP (a case, or a parameter of one): an
+	# "ok" line no deeper than the line before it; its line number and
+	# its name as tests/kunit-results.sh gives it (suite.case[.param]).
+	read -r knr kname < <(tr -d '\r' < "$base/$con" | awk '
+		{ l = $0; sub(/^\[ *[0-9]*\.[0-9]*\] /, "", l); match(l, /^ */); d = RLENGTH / 4 }
+		l ~ /^ *# Subtest: / { sub(/^ *# Subtest: /, "", l); name[d] = l; prev = d; next }
+		l ~ /^ *1\.\.[0-9]/ { prev = d; next }
+		l ~ /^ *(not )?ok [0-9]+ / {
+			if (d >= 1 && prev <= d) {
+				sub(/^ *(not )?ok [0-9]+ (- )?/, "", l); sub(/ #.*/, "", l)
+				p = name[1]
+				for (i = 2; i <= d; i++) p = p "." name[i]
+				print NR, p "." l
+				exit
+			}
+			prev = d
+		}')
+	ksuite=${kname%%.*} kcase=${kname#*.}
+	expect "$label: an undeclared KUnit skip ($kname)" "$base" 1 "^not ok [0-9]+ - kunit: $(ere "$kname"): skipped \\(synthetic\\)" -- \
+		edit "$con" -v n="$knr" 'NR == n { $0 = $0 " # SKIP synthetic" } { print }'
+	awk -v m="$km" -v s="kunit:$ksuite" -v c="$kcase" '$1 == m && $2 == s { $0 = $0 " skip=" c } { print }' \
+		"$top/tests/plan" > "$tmp/plan-skip"
+	P2P_PLAN=$tmp/plan-skip expect "$label: the same KUnit skip declared in the plan" "$base" 0 "^ok [0-9]+ - kunit: $(ere "$kname") # SKIP synthetic" -- \
+		edit "$con" -v n="$knr" 'NR == n { $0 = $0 " # SKIP synthetic" } { print }'
+	expect "$label: KUnit suite $ksuite dropped" "$base" 1 "^not ok [0-9]+ - kunit: plan: $km/kunit:$ksuite ran" -- \
+		edit "$con" -v s="$ksuite" '/^(\[[ 0-9.]*\] )?    # Subtest: / { cut = ($NF == s) } !cut { print } cut && /^(\[[ 0-9.]*\] )?ok [0-9]+ / { cut = 0 }'
+}
+
+synth "$tmp/synthetic"
+mutate synthetic "$tmp/synthetic"
+if [ $# -gt 0 ]; then
+	copy_run "$1" "$tmp/real"
+	mutate "$(basename "$(cd "$1" && pwd)")" "$tmp/real"
+fi
+echo "judge-selftest: $npass passed, $nfail failed"
+[ "$nfail" = 0 ]
