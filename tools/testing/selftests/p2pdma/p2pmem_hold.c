@@ -14,6 +14,17 @@
  *       O_DIRECT into the mapping and compared byte for byte
  *   "ready": then it waits for a line on stdin (the script unbinds)
  *   "sigbus", "nofault" or "signal N": what a read of the mapping does
+ *
+ * p2pmem_hold bar BDF write SEED
+ * p2pmem_hold bar BDF check SEED ZERO_BYTES
+ *   Through BDF's resource2 (BAR 2, whatever driver is bound), write a
+ *   pattern made from SEED into three 4 MiB windows (the start, the middle
+ *   and the end of the BAR), or check that the first ZERO_BYTES of the BAR
+ *   read zero and that the rest of the windows still hold the pattern.
+ *   Prints "bar ok" or "bar bad at OFFSET: BYTE, want WANT".
+ * p2pmem_hold map BDF LENGTH
+ *   Map LENGTH bytes of p2pmem/allocate, print "zero ok" if every byte
+ *   reads zero ("zero bad at OFFSET: BYTE" otherwise), unmap, exit.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static sigjmp_buf jmp;
@@ -65,6 +77,81 @@ out:
 	return ret;
 }
 
+#define WINDOW	(4UL << 20)
+
+static int bar_mode(const char *bdf, const char *op, unsigned int seed,
+		    size_t zero)
+{
+	size_t size, off[3], i, w;
+	unsigned char *p, *want;
+	char path[256];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource2", bdf);
+	fd = open(path, O_RDWR | O_SYNC);
+	if (fd < 0 || fstat(fd, &st)) {
+		printf("bar error open %s\n", strerrorname_np(errno) ?: "?");
+		return 1;
+	}
+	size = st.st_size;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED || size < 3 * WINDOW) {
+		printf("bar error mmap %s (%zu bytes)\n", strerrorname_np(errno) ?: "?", size);
+		return 1;
+	}
+	want = malloc(WINDOW);
+	if (!want)
+		return 1;
+	off[0] = 0;
+	off[1] = size / 2;
+	off[2] = size - WINDOW;
+	for (w = 0; w < 3; w++) {
+		fill(want, WINDOW, seed + w);
+		if (!strcmp(op, "write")) {
+			memcpy(p + off[w], want, WINDOW);
+			continue;
+		}
+		for (i = 0; i < WINDOW; i++) {
+			unsigned char b = p[off[w] + i];
+			unsigned char exp = off[w] + i < zero ? 0 : want[i];
+
+			if (b != exp) {
+				printf("bar bad at %#zx: %#x, want %#x\n",
+				       off[w] + i, b, exp);
+				return 1;
+			}
+		}
+	}
+	printf("bar ok\n");
+	return 0;
+}
+
+static int map_mode(const char *bdf, size_t len)
+{
+	unsigned char *p;
+	char path[256];
+	size_t i;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/p2pmem/allocate", bdf);
+	fd = open(path, O_RDWR);
+	p = fd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		printf("error mmap %s\n", strerrorname_np(errno) ?: "?");
+		return 1;
+	}
+	for (i = 0; i < len; i++) {
+		if (p[i]) {
+			printf("zero bad at %#zx: %#x\n", i, p[i]);
+			return 1;
+		}
+	}
+	munmap(p, len);
+	printf("zero ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_fault };
@@ -73,6 +160,11 @@ int main(int argc, char **argv)
 	size_t len;
 	int fd, sig, ret;
 
+	if (argc >= 5 && !strcmp(argv[1], "bar"))
+		return bar_mode(argv[2], argv[3], strtoul(argv[4], NULL, 0),
+				argc > 5 ? strtoull(argv[5], NULL, 0) : 0);
+	if (argc == 4 && !strcmp(argv[1], "map"))
+		return map_mode(argv[2], strtoull(argv[3], NULL, 0));
 	if (argc != 3 && argc != 5) {
 		fprintf(stderr, "usage: p2pmem_hold BDF LENGTH [BLOCK_DEVICE OFFSET]\n");
 		return 2;

@@ -9,7 +9,10 @@
 # (offset=, size=, publish=N), every refusal with its exact errno and its
 # dmesg line, then maps P2P memory, writes and reads it with the CPU, reads
 # an NVMe namespace into it with O_DIRECT, unbinds under the live mapping
-# (SIGBUS) and rebinds. Leaves the device bound with the default parameters.
+# (SIGBUS) and rebinds. Then what must not happen: a pattern written to the
+# BAR through resource2 survives a bind, a few seconds and an unbind, and an
+# mmap() of allocate clears only the 2 MiB it hands out. Leaves the device
+# bound with the default parameters.
 #
 # A failed probe reaches userspace only through the driver's bind file:
 # Linux 6.12's drivers_probe (bus_rescan_devices_helper()) ignores probe
@@ -37,7 +40,7 @@ dev=/sys/bus/pci/devices/$bdf
 # BAR 2's size from the third line of resource: start end flags.
 read -r start end _ < <(sed -n 3p "$dev/resource")
 barsize=$((end - start + 1))
-ktap_set_plan 21
+ktap_set_plan 23
 
 # A pipe nobody writes to: read -t on it sleeps without an exec, which
 # under an emulated debug kernel costs more than the sleep itself.
@@ -244,4 +247,22 @@ ok=1
 bind >/dev/null && [ "$(<"$dev/p2pmem/available")" = "$barsize" ] &&
 	[ "$(<"$dev/p2pmem/published")" = 1 ] && ok=0
 check rebind_restores_all_available $ok "available $(cat "$dev/p2pmem/available" 2>&1)"
+
+# --- what must not happen: no write to the BAR that nobody asked for -------
+# The BAR's contents belong to the device's owner (an ivshmem peer, an
+# FPGA's data): registering and unbinding write nothing, even seconds
+# later; an mmap() of allocate clears exactly what it hands out.
+ok=1 out=""
+if unbind && out=$("$dir/p2pmem_hold" bar "$bdf" write 9 2>&1) &&
+   [ -z "$(bind)" ] && nap 3 && unbind; then
+	out=$("$dir/p2pmem_hold" bar "$bdf" check 9 0 2>&1) && ok=0
+fi
+check bar_contents_survive_bind_and_unbind $ok "p2pmem_hold: $out"
+ok=1 out=""
+if [ -z "$(bind)" ] && out=$("$dir/p2pmem_hold" map "$bdf" $((2 * MIB)) 2>&1) &&
+   [ "$out" = "zero ok" ] && nap 1 && unbind; then
+	out=$("$dir/p2pmem_hold" bar "$bdf" check 9 $((2 * MIB)) 2>&1) && ok=0
+fi
+check mmap_clears_only_what_it_hands_out $ok "p2pmem_hold: $out"
+bind >/dev/null
 ktap_finished
