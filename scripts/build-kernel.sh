@@ -41,7 +41,12 @@ if ! cat "${frags[@]}" | cmp -s - "$merged" || [ ! -f "$out/.config" ]; then
 		elif ! grep -qx "$line" "$out/.config"; then
 			missing+="$line"$'\n'
 		fi
-	done < <(grep -E '^CONFIG_[A-Z0-9_]+=' "$merged.new")
+	done < <(grep -E '^CONFIG_[A-Z0-9_]+=' "$merged.new" | awk -F= '
+		# A later fragment may override an earlier one (a flavour that
+		# makes modules of base.config built-ins): check the last line
+		# of each symbol, the one Kconfig used, in first-seen order.
+		{ if (!($1 in last)) order[n++] = $1; last[$1] = $0 }
+		END { for (i = 0; i < n; i++) print last[order[i]] }')
 	if [ -n "$missing" ]; then
 		printf 'build-kernel: Kconfig did not accept these fragment lines:\n%s' "$missing" >&2
 		exit 1
