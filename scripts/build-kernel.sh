@@ -7,9 +7,10 @@
 # config/<flavour>.config; every line of the fragments must survive Kconfig,
 # or the build stops and names the lines that did not.
 #
-# Usage: scripts/build-kernel.sh release|debug [OUTDIR [MAKE-ARGS...]]
+# Usage: scripts/build-kernel.sh release|debug|callers [OUTDIR [MAKE-ARGS...]]
 #   OUTDIR defaults to build/out-<flavour>; MAKE-ARGS (default: bzImage)
-#   let scripts/check.sh build just drivers/pci/ with C=2 W=1 in its own dir.
+#   let scripts/check.sh build just drivers/pci/ with C=2 W=1 in its own dir;
+#   the callers flavour (modules on) is scripts/check-callers.sh's.
 # Environment (scripts/bench.sh): KERNEL_TREE builds another source tree,
 # EXTRA_CONFIG names one more fragment merged after the flavour's.
 set -euo pipefail
@@ -22,7 +23,7 @@ shift $(( $# < 2 ? $# : 2 ))
 [ $# -gt 0 ] || set -- bzImage
 frags=("$top/config/base.config" "$top/config/$flavour.config" ${EXTRA_CONFIG:+"$EXTRA_CONFIG"})
 
-[ -f "$top/config/$flavour.config" ] || { echo "build-kernel: no flavour '$flavour' (release, debug)" >&2; exit 2; }
+[ -f "$top/config/$flavour.config" ] || { echo "build-kernel: no flavour '$flavour' (release, debug, callers)" >&2; exit 2; }
 "$top/scripts/prepare-tree.sh"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)	# kbuild needs an absolute O=

@@ -7,6 +7,10 @@
 #   build       sparse (C=2) and W=1 build of drivers/pci/ (debug flavour, so the
 #               KUnit code is built too) in build/out-check;
 #               any warning in one of our files fails
+#   callers     every in-tree caller of the P2PDMA API compiled against our
+#               files with modules on, and p2pmem-pci linked as a module
+#               against our core's exports, modpost clean
+#               (scripts/check-callers.sh, in build/out-callers)
 #   kernel-doc  scripts/kernel-doc -none -Wall on our .c/.h files
 #   sphinx      Documentation/driver-api/pci/p2pdma.rst alone, with the
 #               kernel's kernel-doc extension, warnings as errors
@@ -104,6 +108,10 @@ step_sphinx() {
 		-c "$sphinx_dir" -d "$sphinx_dir/doctrees" "$sphinx_dir/src" "$sphinx_dir/html"
 }
 
+step_callers() {
+	LOG_DIR=$log_dir "$top/scripts/check-callers.sh"
+}
+
 # The route tool against a fake sysfs tree (no guest needed).
 step_tool() {
 	"$top/tools/pci/p2pdma/test.sh"
@@ -123,7 +131,7 @@ step_shellcheck() {
 	(cd "$top" && shellcheck -x -f gcc "${sh_files[@]}")
 }
 
-steps=(checkpatch build kernel_doc sphinx shellcheck tool judge)
+steps=(checkpatch build callers kernel_doc sphinx shellcheck tool judge)
 [ $# -eq 0 ] || steps=("$@")
 for step in "${steps[@]}"; do
 	step=${step//-/_}
@@ -137,8 +145,13 @@ for step in "${steps[@]}"; do
 		verdict=FAIL
 	fi
 	printf 'check: %-10s %-4s (%d s)\n' "$step" "$verdict" $(( $(date +%s) - start ))
-	# Show what a step found; a passing step stays quiet.
-	[ "$verdict" = ok ] || sed 's/^/    /' "$log_dir/$step.out"
+	# Show what a step found; a passing step shows only its summary
+	# lines ("<step>: ..."), if it prints any.
+	if [ "$verdict" = ok ]; then
+		grep "^$step: " "$log_dir/$step.out" | sed 's/^/    /'
+	else
+		sed 's/^/    /' "$log_dir/$step.out"
+	fi
 done
 
 [ -z "$failed_names" ] || echo "check: failed:$failed_names (logs in ${log_dir#"$top"/})"
