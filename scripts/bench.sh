@@ -87,6 +87,7 @@ prepare_trees() {
 		# Build the tree's p2pdma.o, not our directory (a new Makefile:
 		# the old one is a hard link shared with the other tree).
 		rm -rf "$intree/drivers/pci/p2pdma"
+		# shellcheck disable=SC2016  # $(CONFIG_...) is make's, not ours
 		sed 's|^\(obj-\$(CONFIG_PCI_P2PDMA)[[:space:]]*+= \)p2pdma/$|\1p2pdma.o|' \
 			"$shared/drivers/pci/Makefile" > "$intree/drivers/pci/Makefile.new"
 		mv "$intree/drivers/pci/Makefile.new" "$intree/drivers/pci/Makefile"
