@@ -89,6 +89,8 @@ static int al_suite_init(struct kunit_suite *suite)
 	ret = pv_setup_provider(al_prov->pdev);
 	if (ret)
 		goto fail;
+	/* Decoding memory, as a bound provider is: p2p_clean() checks. */
+	pci_write_config_word(al_prov->pdev, PCI_COMMAND, PCI_COMMAND_MEMORY);
 
 	ret = -ENOMEM;
 	al_pages = alloc_pages(GFP_KERNEL, ALLOC_ORDER);
@@ -454,6 +456,34 @@ static void alloc_clean_read_back_fails_test(struct kunit *test)
 	p2p_cache_drain(al_p2p());
 }
 
+/*
+ * A provider that does not decode memory (Memory Space Enable clear, as
+ * in D3hot or after a reset) gets no clearing at all: p2p_clean() fails
+ * with -EIO before it writes, and nothing is marked clean.
+ */
+static void alloc_clean_refused_when_not_decoding_test(struct kunit *test)
+{
+	unsigned char *all;
+
+	p2p_cache_drain(al_p2p());
+	all = p2p_alloc(al_prov->pdev, ALLOC_POOL, 1, false);
+	KUNIT_ASSERT_NOT_NULL(test, all);
+	memset(all, 0xaa, ALLOC_POOL);
+	bitmap_fill(al_region.dirty, al_region.npages);
+	pci_write_config_word(al_prov->pdev, PCI_COMMAND, 0);
+	KUNIT_EXPECT_EQ(test, p2p_clean(&al_region, 0, al_region.npages), -EIO);
+	pci_write_config_word(al_prov->pdev, PCI_COMMAND, PCI_COMMAND_MEMORY);
+	KUNIT_EXPECT_TRUE(test, al_all_dirty(0, al_region.npages));
+	KUNIT_EXPECT_PTR_EQ(test, memchr_inv(all, 0xaa, ALLOC_POOL), NULL);
+	/* Nothing dirty, nothing to check: a clean range needs no device. */
+	bitmap_zero(al_region.dirty, al_region.npages);
+	pci_write_config_word(al_prov->pdev, PCI_COMMAND, 0);
+	KUNIT_EXPECT_EQ(test, p2p_clean(&al_region, 0, al_region.npages), 0);
+	pci_write_config_word(al_prov->pdev, PCI_COMMAND, PCI_COMMAND_MEMORY);
+	pci_free_p2pmem(al_prov->pdev, all, ALLOC_POOL);
+	p2p_cache_drain(al_p2p());
+}
+
 /* The most "available" showed at the moment memory arrived in the pool. */
 static size_t al_avail_max;
 
@@ -687,6 +717,7 @@ static struct kunit_case p2pdma_alloc_cases[] = {
 	KUNIT_CASE(alloc_closing_free_skips_cache_test),
 	KUNIT_CASE(alloc_kernel_free_marks_dirty_test),
 	KUNIT_CASE(alloc_clean_read_back_fails_test),
+	KUNIT_CASE(alloc_clean_refused_when_not_decoding_test),
 	KUNIT_CASE(alloc_available_never_above_size_test),
 	KUNIT_CASE(alloc_clean_only_dirty_pages_test),
 	KUNIT_CASE(alloc_mapping_prefers_clean_test),

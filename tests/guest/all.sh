@@ -70,6 +70,10 @@ while scn=$(printenv "P2P_SCN_$i"); do
 	else
 		suite "$name/p2pdma_test" "$sel/p2pdma_test" "${route_cases[@]}"
 	fi
+	# Puts the scenario's provider into D3hot and back: last of its suites.
+	if [ "$i" = 1 ] && wanted p2pmem_power; then
+		suite "$name/p2pmem_power" "$sel/p2pmem_power.sh"
+	fi
 	i=$((i + 1))
 done
 [ "$i" -gt 1 ] || { echo "all.sh: the topology declares no scenario (P2P_SCN_1)"; worst=1; }

@@ -222,6 +222,7 @@ int p2p_region_add(struct pci_p2pdma *p2p, struct p2p_region *region,
 		   void *kaddr, u64 bus, int nid);
 void p2p_set_published(struct pci_p2pdma *p2p, bool publish);
 u64 p2p_read_back(const u64 *last);
+bool p2p_provider_decodes(struct pci_dev *pdev);
 void p2p_pool_put(struct pci_p2pdma *p2p, unsigned long addr, size_t size);
 #endif
 

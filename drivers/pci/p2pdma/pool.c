@@ -81,38 +81,77 @@ VISIBLE_IF_KUNIT u64 p2p_read_back(const u64 *last)
 }
 
 /*
+ * Does @pdev answer memory requests at its BARs: present, Memory Space
+ * Enable set, and in D0 if it has the PCI Power Management capability? A
+ * function in D3hot answers configuration requests only (PCIe r6.0 sec
+ * 5.3.1.4.1): the writes of a clearing are dropped, and what a read
+ * returns is the platform's choice (all ones on most hosts, zeros on
+ * QEMU's q35), so the read-back alone cannot tell. A function of its own,
+ * for KUnit's fake devices.
+ */
+VISIBLE_IF_KUNIT bool p2p_provider_decodes(struct pci_dev *pdev)
+{
+	u16 cmd, pmcsr;
+
+	KUNIT_STATIC_STUB_REDIRECT(p2p_provider_decodes, pdev);
+	if (pci_dev_is_disconnected(pdev) ||
+	    pci_read_config_word(pdev, PCI_COMMAND, &cmd) ||
+	    PCI_POSSIBLE_ERROR(cmd) || !(cmd & PCI_COMMAND_MEMORY))
+		return false;
+	if (!pdev->pm_cap)
+		return true;
+	if (pci_read_config_word(pdev, pdev->pm_cap + PCI_PM_CTRL, &pmcsr) ||
+	    PCI_POSSIBLE_ERROR(pmcsr))
+		return false;
+	return (pmcsr & PCI_PM_CTRL_STATE_MASK) == PCI_D0;
+}
+
+/*
  * Zero the dirty pages among [@first, @first + @n) of @region, which the
- * caller holds, and mark them clean once a read-back shows that the zeros
- * reached the device. The kernel maps BAR memory uncached, where a store
- * of 8 bytes is the most one instruction writes (memset64()).
+ * caller holds, and mark them clean once the zeros are known to have
+ * reached the device: it decoded memory in D0 before and after the writes
+ * (p2p_provider_decodes()), and a read-back of the last word is zero. The
+ * kernel maps BAR memory uncached, where a store of 8 bytes is the most one
+ * instruction writes (memset64()).
  *
- * Return: 0, or -EIO if a read-back was not zero; the pages of that run
- * and those after it stay dirty.
+ * Return: 0, or -EIO if the device was not in D0 or not decoding memory,
+ * or a read-back was not zero; the pages of that run and those after it
+ * stay dirty.
  */
 int p2p_clean(struct p2p_region *region, unsigned long first,
 	      unsigned long n)
 {
+	struct pci_dev *pdev = region->provider;
 	unsigned long end = first + n, i = first, j;
 	size_t words;
 	u64 *start;
 	u64 back;
 
+	if (find_next_bit(region->dirty, end, i) < end &&
+	    !p2p_provider_decodes(pdev))
+		goto not_decoding;
 	while ((i = find_next_bit(region->dirty, end, i)) < end) {
 		j = find_next_zero_bit(region->dirty, end, i);
 		start = (u64 *)(region->kaddr + (i << PAGE_SHIFT));
 		words = ((j - i) << PAGE_SHIFT) / sizeof(u64);
 		memset64(start, 0, words);
 		back = p2p_read_back(start + words - 1);
+		if (!p2p_provider_decodes(pdev))
+			goto not_decoding;
 		if (back) {
-			dev_warn_ratelimited(&region->provider->dev,
-					     "P2PDMA: clearing P2P memory did not reach the device (read back %#llx): in D3, in reset or gone?\n",
-					     back);
+			pci_info_ratelimited(pdev, "P2PDMA: %s: clearing P2P memory did not reach the device (read back %#llx)\n",
+					     current->comm, back);
 			return -EIO;
 		}
 		p2p_mark(region, i, j - i, false);
 		i = j;
 	}
 	return 0;
+
+not_decoding:
+	pci_info_ratelimited(pdev, "P2PDMA: %s: cannot clear P2P memory: the device is not in D0 or does not decode memory\n",
+			     current->comm);
+	return -EIO;
 }
 
 /*
