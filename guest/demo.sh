@@ -9,7 +9,7 @@
 # A leg our policy refuses is reported with its reason and errno, and the
 # copy is completed through the provider's own namespace instead.
 # With an ivshmem device in the topology (P2P_IVSHMEM, vendor:device), the
-# administrator binds the generic provider p2pmem-pci to it, and a second
+# administrator binds the generic provider p2pmem-bar to it, and a second
 # leg copies NVMe -> its RAM-backed P2P memory -> NVMe between two NVMe its
 # route allows, compared with the same copy through host RAM.
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,8 +29,8 @@ mem=$(nvme_blk "$P2P_MEM") || fail "no namespace on $P2P_MEM"
 iv_bdf=""
 if [ -n "${P2P_IVSHMEM:-}" ]; then
 	iv_bdf=$(ivshmem_bdf "$P2P_IVSHMEM") || fail "no ivshmem $P2P_IVSHMEM"
-	echo "== Binding the ivshmem $iv_bdf ($P2P_IVSHMEM) to the generic provider p2pmem-pci"
-	bind_p2pmem_pci "$iv_bdf" || fail "binding p2pmem-pci to $iv_bdf"
+	echo "== Binding the ivshmem $iv_bdf ($P2P_IVSHMEM) to the generic provider p2pmem-bar"
+	bind_p2pmem_bar "$iv_bdf" || fail "binding p2pmem-bar to $iv_bdf"
 fi
 
 echo "== P2P providers (PCI address, bytes)"
@@ -80,7 +80,7 @@ cmp /tmp/pattern /tmp/readback || fail "bytes differ after the RAM copy"
 mbps() { sed -n 's/.* \([0-9.]*\) MB\/s$/\1/p' "$1"; }
 
 if [ -n "$iv_bdf" ]; then
-	echo "== Routes to the P2P memory of $iv_bdf (ivshmem, p2pmem-pci): map type, distance, reason"
+	echo "== Routes to the P2P memory of $iv_bdf (ivshmem, p2pmem-bar): map type, distance, reason"
 	iv_src="" iv_dst=""
 	for sn in "$P2P_SRC" "$P2P_MEM" "$P2P_DST"; do
 		b=$(nvme_bdf "$sn") || fail "no NVMe $sn"
@@ -115,5 +115,5 @@ fi
 echo "== Providers after the copies"
 p2p_providers
 ivmsg=""
-[ -n "$iv_bdf" ] && ivmsg="; $mib MiB $iv_src -> ivshmem $iv_bdf (p2pmem-pci) -> $iv_dst, P2P/RAM $(awk -v p="$p2p" -v r="$ram" 'BEGIN { printf "%.2f", p / r }')"
+[ -n "$iv_bdf" ] && ivmsg="; $mib MiB $iv_src -> ivshmem $iv_bdf (p2pmem-bar) -> $iv_dst, P2P/RAM $(awk -v p="$p2p" -v r="$ram" 'BEGIN { printf "%.2f", p / r }')"
 echo "make run: OK: $mib MiB moved $src -> P2P memory of $mem_bdf -> $dst and verified$ivmsg"

@@ -83,12 +83,12 @@ ivshmem_bdf() {
 	return 1
 }
 
-# bind_p2pmem_pci BDF: bind the generic provider driver to BDF the
+# bind_p2pmem_bar BDF: bind the generic provider driver to BDF the
 # administrator's way (driver_override, then drivers_probe), printing each
 # command; succeeds once the device has P2P memory.
-bind_p2pmem_pci() {
-	echo "  # echo p2pmem-pci > /sys/bus/pci/devices/$1/driver_override"
-	echo p2pmem-pci > "/sys/bus/pci/devices/$1/driver_override" || return 1
+bind_p2pmem_bar() {
+	echo "  # echo p2pmem-bar > /sys/bus/pci/devices/$1/driver_override"
+	echo p2pmem-bar > "/sys/bus/pci/devices/$1/driver_override" || return 1
 	echo "  # echo $1 > /sys/bus/pci/drivers_probe"
 	write_bounded 60 "$1" /sys/bus/pci/drivers_probe || return 1
 	[ -d "/sys/bus/pci/devices/$1/p2pmem" ]

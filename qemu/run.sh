@@ -121,7 +121,7 @@ nvme() {
 }
 # ivshmem ID BUS SIZE: an ivshmem-plain device whose BAR 2 (64-bit,
 # prefetchable) is SIZE (a power of two, e.g. 256M) of host RAM; no driver
-# binds it until the guest binds p2pmem-pci to it (1af4:1110). The memory
+# binds it until the guest binds p2pmem-bar to it (1af4:1110). The memory
 # is private to QEMU (share=off), like the guest's own RAM: with share=on
 # (host shared memory) the emulated NVMe's DMA into it ran at 0.7-0.8 of
 # its DMA into guest RAM, which measured the host, not the P2P path.

@@ -50,24 +50,24 @@ hook_bench() {
 }
 
 # The tree's own Kconfig in $1 lacks the generic provider's entry, which
-# config/base.config enables: give it that one entry of ours (p2pmem-pci.c,
+# config/base.config enables: give it that one entry of ours (p2pmem-bar.c,
 # linked by prepare-tree.sh, uses only the public P2PDMA API, so it builds
 # on the tree's own core), and its Makefile line. Replaced, never edited.
-hook_p2pmem_pci() {
+hook_p2pmem_bar() {
 	local pci=$1/drivers/pci
-	ln -sfn "$top/drivers/pci/p2pmem-pci.c" "$pci/p2pmem-pci.c"
-	rm -f "$pci/Kconfig.p2pmem-pci"
-	awk '/^config PCI_P2PMEM_PCI$/ { p = 1; print; next }
+	ln -sfn "$top/drivers/pci/p2pmem-bar.c" "$pci/p2pmem-bar.c"
+	rm -f "$pci/Kconfig.p2pmem-bar"
+	awk '/^config PCI_P2PMEM_BAR$/ { p = 1; print; next }
 		p && /^(config|menuconfig|endmenu|source|if|endif)( |$)/ { p = 0 }
-		p' "$top/drivers/pci/p2pdma/Kconfig" > "$pci/Kconfig.p2pmem-pci"
-	if ! grep -q 'Kconfig.p2pmem-pci' "$pci/Kconfig"; then
+		p' "$top/drivers/pci/p2pdma/Kconfig" > "$pci/Kconfig.p2pmem-bar"
+	if ! grep -q 'Kconfig.p2pmem-bar' "$pci/Kconfig"; then
 		awk -v last="$(grep -n '^endif' "$pci/Kconfig" | tail -n 1 | cut -d: -f1)" '
-			NR == last { print "source \"drivers/pci/Kconfig.p2pmem-pci\"" }
+			NR == last { print "source \"drivers/pci/Kconfig.p2pmem-bar\"" }
 			{ print }' "$pci/Kconfig" > "$pci/Kconfig.new"
 		mv "$pci/Kconfig.new" "$pci/Kconfig"
 	fi
-	if ! grep -q 'p2pmem-pci\.o' "$pci/Makefile"; then
-		{ cat "$pci/Makefile"; echo "obj-\$(CONFIG_PCI_P2PMEM_PCI)	+= p2pmem-pci.o"; } \
+	if ! grep -q 'p2pmem-bar\.o' "$pci/Makefile"; then
+		{ cat "$pci/Makefile"; echo "obj-\$(CONFIG_PCI_P2PMEM_BAR)	+= p2pmem-bar.o"; } \
 			> "$pci/Makefile.new"
 		mv "$pci/Makefile.new" "$pci/Makefile"
 	fi
@@ -97,7 +97,7 @@ prepare_trees() {
 		touch "$intree/.bench-intree"
 	fi
 	hook_bench "$intree"
-	hook_p2pmem_pci "$intree"
+	hook_p2pmem_bar "$intree"
 }
 
 build_kernels() {

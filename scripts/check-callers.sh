@@ -8,13 +8,13 @@
 #
 #   1. Configure build/out-callers: allnoconfig + config/base.config +
 #      config/callers.config (modules and modversions on, the callers as
-#      modules, p2pmem-pci =m); scripts/build-kernel.sh stops if Kconfig
+#      modules, p2pmem-bar =m); scripts/build-kernel.sh stops if Kconfig
 #      dropped any line. Then modules_prepare.
 #   2. Find the callers by grepping the tree for the API; the list must be
 #      the one below, so that a new (or vanished) caller is noticed.
 #   3. Compile every caller object as a single-object target, and the
 #      drivers/pci/ directory (our core, wherever prepare-tree.sh lays it,
-#      and p2pmem-pci.o); fail on a warning that mentions p2pdma/p2pmem
+#      and p2pmem-bar.o); fail on a warning that mentions p2pdma/p2pmem
 #      or sits in a caller file. Every P2PDMA symbol a caller object uses
 #      must be defined by our core and, if the object is part of a module,
 #      exported by it (checked last, against 4's Module.symvers).
@@ -101,7 +101,7 @@ wanted=$( { echo CONFIG_PCI_P2PDMA=y; grep -E '^CONFIG_[A-Z0-9_]+=[ym]$' "$top/c
 for line in $wanted; do
 	grep -qx "$line" "$out/.config" || fail "build/out-callers/.config lacks $line"
 done
-echo "callers: config: $(echo "$wanted" | wc -l) symbols set as wanted (PCI_P2PDMA=y, MODULES=y, callers =m, PCI_P2PMEM_PCI=m)"
+echo "callers: config: $(echo "$wanted" | wc -l) symbols set as wanted (PCI_P2PDMA=y, MODULES=y, callers =m, PCI_P2PMEM_BAR=m)"
 
 # --- 2. the callers ----------------------------------------------------------
 # Our own files and other architectures are not callers; tools/ and
@@ -165,7 +165,7 @@ pci_defs=$(cd "$out" && nm -g --defined-only drivers/pci/built-in.a | awk 'NF ==
 
 # --- 4. our modules, linked against a partial vmlinux.o ---------------------
 mapfile -t mods < <(cat "$out/drivers/pci/modules.order" 2>/dev/null)
-[ "${#mods[@]}" -gt 0 ] || fail "drivers/pci/ built no module (PCI_P2PMEM_PCI=m?)"
+[ "${#mods[@]}" -gt 0 ] || fail "drivers/pci/ built no module (PCI_P2PMEM_BAR=m?)"
 imports=$( { cd "$out" && nm -u "${mods[@]}" | awk 'NF == 2 { print $2 }'
 	     grep -q '^CONFIG_MODVERSIONS=y' .config && echo module_layout; } |
 	   grep -vx __this_module | sort -u)

@@ -8,7 +8,7 @@
 #               KUnit code is built too) in build/out-check;
 #               any warning in one of our files fails
 #   callers     every in-tree caller of the P2PDMA API compiled against our
-#               files with modules on, and p2pmem-pci linked as a module
+#               files with modules on, and p2pmem-bar linked as a module
 #               against our core's exports, modpost clean
 #               (scripts/check-callers.sh, in build/out-callers)
 #   kernel-doc  scripts/kernel-doc -none -Wall on our .c/.h files
@@ -34,7 +34,7 @@ log_dir=$out/logs
 mkdir -p "$log_dir"
 
 # Our C sources and headers, as paths relative to $top.
-mapfile -t c_files < <(cd "$top" && ls drivers/pci/p2pdma/*.[ch] drivers/pci/p2pmem-pci.c \
+mapfile -t c_files < <(cd "$top" && ls drivers/pci/p2pdma/*.[ch] drivers/pci/p2pmem-bar.c \
 	include/linux/pci-p2pdma.h kunit/*.[ch] tools/pci/p2pdma/p2pdma.c 2>/dev/null)
 # Our shell scripts: tracked ones plus new ones not yet added.
 mapfile -t sh_files < <(cd "$top" && git ls-files --cached --others --exclude-standard '*.sh')
@@ -52,14 +52,14 @@ step_build() {
 	local blog=$log_dir/build.log
 	# Force our objects to be compiled again so that W=1 sees them; C=2
 	# runs sparse on every file of the directory anyway.
-	rm -f "$out"/drivers/pci/p2pdma/*.o "$out/drivers/pci/p2pmem-pci.o"
+	rm -f "$out"/drivers/pci/p2pdma/*.o "$out/drivers/pci/p2pmem-bar.o"
 	if ! "$top/scripts/build-kernel.sh" debug "$out" C=2 W=1 drivers/pci/ >"$blog" 2>&1; then
 		cat "$blog"
 		echo "build failed"
 		return 1
 	fi
 	# Findings in the tree's own files are not ours to fix; ours fail.
-	if grep -E '(p2pdma[^/: ]*\.[ch]|p2pmem-pci\.c|pci-p2pdma\.h|kunit/[^: ]+\.[ch]):[0-9]+(:[0-9]+)?: (warning|error)' "$blog"; then
+	if grep -E '(p2pdma[^/: ]*\.[ch]|p2pmem-bar\.c|pci-p2pdma\.h|kunit/[^: ]+\.[ch]):[0-9]+(:[0-9]+)?: (warning|error)' "$blog"; then
 		return 1
 	fi
 	local f
@@ -67,7 +67,7 @@ step_build() {
 		f=${f##*/}
 		[ -f "$out/drivers/pci/p2pdma/${f%.c}.o" ] || { echo "p2pdma/${f%.c}.o was not built"; return 1; }
 	done
-	[ -f "$out/drivers/pci/p2pmem-pci.o" ] || { echo "p2pmem-pci.o was not built"; return 1; }
+	[ -f "$out/drivers/pci/p2pmem-bar.o" ] || { echo "p2pmem-bar.o was not built"; return 1; }
 	echo "$(grep -cE ': (warning|error)' "$blog") findings in the tree's own drivers/pci files ignored"
 }
 

@@ -197,19 +197,19 @@ message() {
 		reference comes from the kernel-doc comments of each file.
 		EOF
 		;;
-	p2pmem-pci) cat <<-'EOF'
-		PCI/P2PDMA: Add p2pmem-pci, a P2P memory provider for any memory BAR
+	p2pmem-bar) cat <<-'EOF'
+		PCI/P2PDMA: Add p2pmem-bar, a P2P memory provider for any memory BAR
 
 		Some devices expose plain memory through a BAR (memory cards, FPGAs
 		with BAR RAM, an emulated ivshmem device) and have no driver that
-		registers it as P2P memory. p2pmem-pci is a PCI driver without a
+		registers it as P2P memory. p2pmem-bar is a PCI driver without a
 		device ID table: an administrator binds it with driver_override or
 		new_id, and it registers the largest 64-bit prefetchable memory BAR
 		(or the BAR and range the bar=, offset= and size= parameters choose)
 		with pci_p2pdma_add_resource() and publishes it (publish=). It checks
 		the BAR, range and alignment itself, so that a refusal names the
 		parameter to change, and shows what it registered in the device's
-		p2pmem_pci/ sysfs directory, whose publish file withdraws or offers
+		p2pmem_bar/ sysfs directory, whose publish file withdraws or offers
 		the memory again. Everything is device-managed.
 		EOF
 		;;
@@ -280,15 +280,15 @@ for p in "$series"/*.patch; do
 		echo "make-patch: FAIL: drivers/pci/ does not build after $(basename "$p")" >&2
 		exit 1
 	fi
-	if [ -f "$check/drivers/pci/p2pmem-pci.c" ] && [ ! -f "$out/drivers/pci/p2pmem-pci.o" ]; then
-		echo "make-patch: FAIL: p2pmem-pci.c not built after $(basename "$p")" >&2
+	if [ -f "$check/drivers/pci/p2pmem-bar.c" ] && [ ! -f "$out/drivers/pci/p2pmem-bar.o" ]; then
+		echo "make-patch: FAIL: p2pmem-bar.c not built after $(basename "$p")" >&2
 		exit 1
 	fi
 	if [ -f "$check/drivers/pci/p2pdma/Makefile" ] && [ ! -f "$out/drivers/pci/p2pdma/built-in.a" ]; then
 		echo "make-patch: FAIL: drivers/pci/p2pdma/ not built after $(basename "$p")" >&2
 		exit 1
 	fi
-	if grep -E '(p2pdma/[^: ]+\.[ch]|p2pdma-kunit/[^: ]+\.[ch]|p2pmem-pci\.c|pci-p2pdma\.h):[0-9]+:[0-9]+: (warning|error)' "$out/build.log" >&2; then
+	if grep -E '(p2pdma/[^: ]+\.[ch]|p2pdma-kunit/[^: ]+\.[ch]|p2pmem-bar\.c|pci-p2pdma\.h):[0-9]+:[0-9]+: (warning|error)' "$out/build.log" >&2; then
 		echo "make-patch: FAIL: warnings in our files after $(basename "$p")" >&2
 		exit 1
 	fi

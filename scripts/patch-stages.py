@@ -5,7 +5,7 @@
 # The series falls out of the files: each patch adds whole files of the
 # project, one role at a time, in dependency order (STAGES below). Only
 # three files of the tree are edited, structurally: drivers/pci/Makefile
-# (build our directory, then the tests and p2pmem-pci), drivers/pci/Kconfig
+# (build our directory, then the tests and p2pmem-bar), drivers/pci/Kconfig
 # (source ours in place of the PCI_P2PDMA entry) and our Kconfig, which
 # grows by whole "config" blocks. A project file that no stage names stops
 # the series, so a new file cannot be left out silently.
@@ -40,12 +40,12 @@ STAGES = [
     ('kunit', [f'{CORE}/kunit.c'] +
      [f for f in sorted(glob.glob('kunit/*', root_dir=top) +
                         glob.glob('kunit/.kunitconfig', root_dir=top))
-      if not f.endswith('p2pmem-pci-kunit.h')],
+      if not f.endswith('p2pmem-bar-kunit.h')],
      ['PCI_P2PDMA_KUNIT_TEST', 'PCI_P2PDMA_BLACKBOX_KUNIT_TEST'],
      ['obj-$(CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST)\t+= p2pdma-kunit/'], []),
     ('docs', ['Documentation/driver-api/pci/p2pdma.rst'], [], [], []),
-    ('p2pmem-pci', ['drivers/pci/p2pmem-pci.c', 'kunit/p2pmem-pci-kunit.h'],
-     ['PCI_P2PMEM_PCI'], ['obj-$(CONFIG_PCI_P2PMEM_PCI)\t+= p2pmem-pci.o'], []),
+    ('p2pmem-bar', ['drivers/pci/p2pmem-bar.c', 'kunit/p2pmem-bar-kunit.h'],
+     ['PCI_P2PMEM_BAR'], ['obj-$(CONFIG_PCI_P2PMEM_BAR)\t+= p2pmem-bar.o'], []),
 ]
 
 

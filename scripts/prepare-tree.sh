@@ -91,13 +91,13 @@ if ! grep -q 'p2pdma-kunit/' "$mk"; then
 	mv "$mk.new" "$mk"
 fi
 
-# The generic provider driver (PCI_P2PMEM_PCI, in our Kconfig), a file the
+# The generic provider driver (PCI_P2PMEM_BAR, in our Kconfig), a file the
 # tree does not have. It uses only the public P2PDMA API, so it stays in
 # place with --pristine too; a tree whose Kconfig lacks the symbol (bench's
 # linux-intree) sees "obj- +=" and builds nothing.
-ln -sfn "$top/drivers/pci/p2pmem-pci.c" "$tree/drivers/pci/p2pmem-pci.c"
-if ! grep -q 'p2pmem-pci\.o' "$mk"; then
-	{ cat "$mk"; echo "obj-\$(CONFIG_PCI_P2PMEM_PCI)	+= p2pmem-pci.o"; } > "$mk.new"
+ln -sfn "$top/drivers/pci/p2pmem-bar.c" "$tree/drivers/pci/p2pmem-bar.c"
+if ! grep -q 'p2pmem-bar\.o' "$mk"; then
+	{ cat "$mk"; echo "obj-\$(CONFIG_PCI_P2PMEM_BAR)	+= p2pmem-bar.o"; } > "$mk.new"
 	mv "$mk.new" "$mk"
 fi
 

@@ -4,7 +4,7 @@
 # The hostbridge topology with an AMD Zen guest CPU, whose root complex
 # routes P2P between host bridges: the same paths are allowed. Plus an
 # ivshmem-plain device (256 MiB BAR 2) on a root port of its own, which the
-# guest binds to p2pmem-pci: both NVMe reach it through the host bridge.
+# guest binds to p2pmem-bar: both NVMe reach it through the host bridge.
 #
 #  pcie.0 --+-- p2pY (CMB)
 #           +-- pxb1 (root bus 0x80) -- rp9 -- p2pX (CMB, the P2P memory)

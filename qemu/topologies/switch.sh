@@ -4,7 +4,7 @@
 # Two NVMe controllers with a CMB below one PCIe switch (x3130), a third
 # NVMe on another root port. p2pA reaches p2pB's CMB by bus address;
 # p2pC has to go through the host bridge. An ivshmem-plain device below
-# the same switch has 1 GiB of RAM-backed BAR: the guest binds p2pmem-pci
+# the same switch has 1 GiB of RAM-backed BAR: the guest binds p2pmem-bar
 # to it, and p2pA and p2pB reach it by bus address too.
 #
 #  pcie.0 -- rp1 -- up1 (switch) --+-- dn1 -- p2pA (CMB)

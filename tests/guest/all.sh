@@ -79,7 +79,7 @@ done
 [ "$i" -gt 1 ] || { echo "all.sh: the topology declares no scenario (P2P_SCN_1)"; worst=1; }
 # The machine's ivshmem (P2P_IVSHMEM, its vendor:device; P2P_IVSHMEM_SCN:
 # name, source, destination and the map types expected to them): the
-# p2pmem-pci driver's suite, which leaves it bound to that driver, then the
+# p2pmem-bar driver's suite, which leaves it bound to that driver, then the
 # p2pdma_test cases that need no namespace of the provider's own, with the
 # ivshmem as the provider.
 ivshmem_cases=(-t cpu_writes_read_back -t new_mapping_reads_zero_after_another_process
@@ -98,11 +98,11 @@ ivshmem_cases=(-t cpu_writes_read_back -t new_mapping_reads_zero_after_another_p
 if [ -n "${P2P_IVSHMEM:-}" ] && [ -n "${P2P_IVSHMEM_SCN:-}" ]; then
 	IFS=, read -r name P2P_SRC P2P_DST P2P_EXPECT_SRC P2P_EXPECT_DST <<< "$P2P_IVSHMEM_SCN"
 	export P2P_SCENARIO=$name P2P_SRC P2P_DST P2P_EXPECT_SRC P2P_EXPECT_DST P2P_MEM=""
-	suite "$name/p2pmem_pci" "$sel/p2pmem_pci.sh"
+	suite "$name/p2pmem_bar" "$sel/p2pmem_bar.sh"
 	# shellcheck source=guest/lib.sh
 	ivbdf=$(. "$top/guest/lib.sh" && ivshmem_bdf "$P2P_IVSHMEM")
 	[ -d "/sys/bus/pci/devices/$ivbdf/p2pmem" ] ||
-		(. "$top/guest/lib.sh" && bind_p2pmem_pci "$ivbdf")
+		(. "$top/guest/lib.sh" && bind_p2pmem_bar "$ivbdf")
 	suite "$name/p2pdma_test_ivshmem" env P2P_MEM_BDF="$ivbdf" P2P_UNBIND_CYCLES=3 \
 		P2P_RACE_CYCLES=3 "$sel/p2pdma_test" "${ivshmem_cases[@]}"
 fi

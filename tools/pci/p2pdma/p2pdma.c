@@ -5,13 +5,13 @@
  *   p2pdma list                 the P2P memory providers
  *   p2pdma routes [DEV...]      provider x client route matrix, with the
  *                               knob that would change each refusal
- *   p2pdma bind BDF [...]       bind a device to the p2pmem-pci driver
+ *   p2pdma bind BDF [...]       bind a device to the p2pmem-bar driver
  *   p2pdma unbind BDF           unbind it again
  *
  * It reads /sys/bus/pci/devices/<bdf>/p2pmem/, the kernel's debugfs route
  * table /sys/kernel/debug/p2pdma/routes (format version 2), the host bridge
- * policy /sys/module/pci_p2pdma/parameters/host_bridges and the p2pmem-pci
- * module parameters /sys/module/p2pmem_pci/parameters/. The environment
+ * policy /sys/module/pci_p2pdma/parameters/host_bridges and the p2pmem-bar
+ * module parameters /sys/module/p2pmem_bar/parameters/. The environment
  * variable P2PDMA_SYSFS (default "/sys") replaces the leading "/sys" of
  * every path it reads or writes, so that it can run against a fake tree.
  *
@@ -21,7 +21,7 @@
  *   2  usage error
  *   3  permission denied (run as root)
  *   4  the kernel lacks this P2PDMA (no host_bridges parameter, no routes
- *      file, a routes file of another version, no p2pmem-pci driver)
+ *      file, a routes file of another version, no p2pmem-bar driver)
  *
  * Only libc is needed: make -C tools/pci/p2pdma
  */
@@ -42,7 +42,7 @@
 
 #define VERSION		"1.0"
 #define ROUTES_HEADER	"# p2pdma routes v2"
-#define DRV_NAME	"p2pmem-pci"
+#define DRV_NAME	"p2pmem-bar"
 
 #define EXIT_OK		0
 #define EXIT_FAIL	1
@@ -55,7 +55,7 @@
 #define DRIVERS_PROBE	"bus/pci/drivers_probe"
 #define ROUTES		"kernel/debug/p2pdma/routes"
 #define HB_PARAM	"module/pci_p2pdma/parameters/host_bridges"
-#define DRV_PARAMS	"module/p2pmem_pci/parameters"
+#define DRV_PARAMS	"module/p2pmem_bar/parameters"
 
 static const char *sysfs = "/sys";
 static const char *prog = "p2pdma";
@@ -80,14 +80,14 @@ static const char usage_text[] =
 "           whose provider and client are both listed, so 'routes A B C' answers\n"
 "           \"can A, B and C use each other's P2P memory\". Reads\n"
 "           /sys/kernel/debug/p2pdma/routes: needs root and debugfs mounted.\n"
-"  bind     bind BDF to the p2pmem-pci driver, which offers a memory BAR as P2P\n"
+"  bind     bind BDF to the p2pmem-bar driver, which offers a memory BAR as P2P\n"
 "           memory: --bar N (default: the driver picks), --offset BYTES (0),\n"
 "           --size BYTES (0: the rest of the BAR), --no-publish (keep it out of\n"
 "           the orchestrator's choice; default: published). BYTES may end in\n"
 "           K, M or G. A device bound to another driver is refused unless\n"
-"           --force, which unbinds it first. The p2pmem_pci module parameters\n"
+"           --force, which unbinds it first. The p2pmem_bar module parameters\n"
 "           are set for this probe only and restored afterwards.\n"
-"  unbind   unbind BDF from p2pmem-pci and clear its driver_override (--force:\n"
+"  unbind   unbind BDF from p2pmem-bar and clear its driver_override (--force:\n"
 "           from whatever driver it is bound to)\n"
 "\n"
 "Options:\n"
@@ -104,7 +104,7 @@ static const char usage_text[] =
 "\n"
 "Exit status: 0 success, 1 the operation failed, 2 usage error,\n"
 "3 permission denied (run as root), 4 the kernel lacks this P2PDMA (no\n"
-"host_bridges parameter, no routes file v2, no p2pmem-pci driver).\n";
+"host_bridges parameter, no routes file v2, no p2pmem-bar driver).\n";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -719,7 +719,7 @@ static void sleep_ms(long ms)
 }
 
 /*
- * Whether @bdf is bound to p2pmem-pci with a p2pmem directory. A probe
+ * Whether @bdf is bound to p2pmem-bar with a p2pmem directory. A probe
  * through drivers_probe is synchronous; the short wait only covers a driver
  * that probes asynchronously.
  */
@@ -791,7 +791,7 @@ static int cmd_bind(const char *bdf, const struct bind_opts *o)
 	sys_path(path, sizeof(path), DRV_PARAMS);
 	if (!is_dir(path)) {
 		fprintf(stderr,
-			"%s: no %s: this kernel has no p2pmem-pci driver (CONFIG_PCI_P2PMEM_PCI)\n",
+			"%s: no %s: this kernel has no p2pmem-bar driver (CONFIG_PCI_P2PMEM_BAR)\n",
 			prog, path);
 		return EXIT_NOKERNEL;
 	}
@@ -811,7 +811,7 @@ static int cmd_bind(const char *bdf, const struct bind_opts *o)
 		sys_path(path, sizeof(path), DRV_PARAMS "/%s", param_names[i]);
 		err = read_str(path, old[i], sizeof(old[i]));
 		if (err == ENOENT) {
-			fprintf(stderr, "%s: no %s: this p2pmem-pci driver has no '%s' parameter\n",
+			fprintf(stderr, "%s: no %s: this p2pmem-bar driver has no '%s' parameter\n",
 				prog, path, param_names[i]);
 			return EXIT_NOKERNEL;
 		}

@@ -3,9 +3,9 @@
 #
 # Host-side test of the p2pdma tool against a fake sysfs tree
 # (P2PDMA_SYSFS): providers, driver links, the kernel's routes file v2, the
-# host bridge policy and the p2pmem-pci module parameters. A background
+# host bridge policy and the p2pmem-bar module parameters. A background
 # "fake kernel" serves bus/pci/drivers_probe (a FIFO) as the PCI core would:
-# it records the p2pmem-pci parameters at probe time and binds the device.
+# it records the p2pmem-bar parameters at probe time and binds the device.
 # Checks list, routes (matrix, footnotes, knobs, -l), bind and unbind, and
 # every exit status. Needs no guest and no root (the permission checks run
 # only as root, with setpriv). Prints "N passed, N failed" last; exits 1 on
@@ -102,36 +102,36 @@ make_tree() {
 	fake_dev "$s" 0000:00:05.0 8086 29c0 -
 	fake_dev "$s" 0000:00:1f.2 8086 2922 ahci
 	fake_dev "$s" 0000:00:06.0 1af4 1110 -
-	mkdir -p "$s/bus/pci/drivers/p2pmem-pci" "$s/kernel/debug/p2pdma" \
-		"$s/module/pci_p2pdma/parameters" "$s/module/p2pmem_pci/parameters"
-	: > "$s/bus/pci/drivers/p2pmem-pci/unbind"
+	mkdir -p "$s/bus/pci/drivers/p2pmem-bar" "$s/kernel/debug/p2pdma" \
+		"$s/module/pci_p2pdma/parameters" "$s/module/p2pmem_bar/parameters"
+	: > "$s/bus/pci/drivers/p2pmem-bar/unbind"
 	echo "$routes_v2" > "$s/kernel/debug/p2pdma/routes"
 	echo "allow:0000:80" > "$s/module/pci_p2pdma/parameters/host_bridges"
 	for p in bar:-1 offset:0 size:0 publish:Y; do
-		echo "${p#*:}" > "$s/module/p2pmem_pci/parameters/${p%%:*}"
+		echo "${p#*:}" > "$s/module/p2pmem_bar/parameters/${p%%:*}"
 	done
 	: > "$s/bus/pci/drivers_probe"
 }
 
 # fake_kernel SYSFS: serve writes to bus/pci/drivers_probe (a FIFO) as the
-# PCI core does: probe with the driver named by driver_override, p2pmem-pci
+# PCI core does: probe with the driver named by driver_override, p2pmem-bar
 # reading its parameters at probe time (logged to SYSFS/probe.log). A probe
 # with bar=5 fails, as on a device without that BAR. "quit" ends it.
 fake_kernel() {
-	local s=$1 bdf dev prm=$1/module/p2pmem_pci/parameters
+	local s=$1 bdf dev prm=$1/module/p2pmem_bar/parameters
 	while :; do
 		bdf=""
 		read -r bdf < "$s/bus/pci/drivers_probe" || [ -n "$bdf" ] || continue
 		[ "$bdf" = quit ] && return 0
 		dev=$s/bus/pci/devices/$bdf
 		echo "$bdf bar=$(<"$prm/bar") offset=$(<"$prm/offset") size=$(<"$prm/size") publish=$(<"$prm/publish")" >> "$s/probe.log"
-		[ "$(<"$dev/driver_override")" = p2pmem-pci ] || continue
+		[ "$(<"$dev/driver_override")" = p2pmem-bar ] || continue
 		[ "$(<"$prm/bar")" = 5 ] && continue
 		mkdir -p "$dev/p2pmem"
 		echo 4194304 > "$dev/p2pmem/size"
 		echo 4194304 > "$dev/p2pmem/available"
 		if [ "$(<"$prm/publish")" = Y ]; then echo 1; else echo 0; fi > "$dev/p2pmem/published"
-		ln -sfn ../../drivers/p2pmem-pci "$dev/driver"
+		ln -sfn ../../drivers/p2pmem-bar "$dev/driver"
 	done
 }
 start_fake_kernel() {
@@ -146,10 +146,10 @@ stop_fake_kernel() {
 	wait "$fake_pid" 2>/dev/null
 	fake_pid=""
 }
-params() { # the p2pmem-pci module parameters of the fake tree, one line
+params() { # the p2pmem-bar module parameters of the fake tree, one line
 	local p v=""
 	for p in bar offset size publish; do
-		v+="$p=$(<"$S/module/p2pmem_pci/parameters/$p") "
+		v+="$p=$(<"$S/module/p2pmem_bar/parameters/$p") "
 	done
 	echo "${v% }"
 }
@@ -276,18 +276,18 @@ expect "bind_bound_elsewhere_writes_nothing" "bar=-1 offset=0 size=0 publish=Y (
 
 run bind 00:06.0 --bar 2 --offset 1M --size 0x400000 --no-publish
 expect "bind_exit_0" 0 "$rc"
-contains "bind_reports_provider" "0000:00:06.0: bound to p2pmem-pci: 4194304 (4.0 MiB) of P2P memory, published no" "$out"
+contains "bind_reports_provider" "0000:00:06.0: bound to p2pmem-bar: 4194304 (4.0 MiB) of P2P memory, published no" "$out"
 expect "bind_probe_saw_parameters" "0000:00:06.0 bar=2 offset=1048576 size=4194304 publish=N" "$(cat "$S/probe.log")"
 expect "bind_restores_parameters" "bar=-1 offset=0 size=0 publish=Y" "$(params)"
-expect "bind_sets_driver_override" p2pmem-pci "$(<"$S/bus/pci/devices/0000:00:06.0/driver_override")"
+expect "bind_sets_driver_override" p2pmem-bar "$(<"$S/bus/pci/devices/0000:00:06.0/driver_override")"
 run -l list
-contains "list_shows_bound_provider" "0000:00:06.0 4194304 4194304 no p2pmem-pci 1af4:1110" "$out"
+contains "list_shows_bound_provider" "0000:00:06.0 4194304 4194304 no p2pmem-bar 1af4:1110" "$out"
 
 run bind 0000:00:06.0
 expect "bind_already_bound_exit_1" 1 "$rc"
 run unbind 0000:00:06.0
 expect "unbind_exit_0" 0 "$rc"
-expect "unbind_writes_driver_unbind" 0000:00:06.0 "$(<"$S/bus/pci/drivers/p2pmem-pci/unbind")"
+expect "unbind_writes_driver_unbind" 0000:00:06.0 "$(<"$S/bus/pci/drivers/p2pmem-bar/unbind")"
 expect "unbind_clears_driver_override" "" "$(<"$S/bus/pci/devices/0000:00:06.0/driver_override")"
 run unbind 0000:00:1f.2
 expect "unbind_other_driver_exit_1" 1 "$rc"
@@ -315,10 +315,10 @@ expect "bind_probe_write_fails_restores_parameters" "bar=-1 offset=0 size=0 publ
 
 run bind 0000:00:09.0
 expect "bind_no_device_exit_1" 1 "$rc"
-rm -r "$S/module/p2pmem_pci"
+rm -r "$S/module/p2pmem_bar"
 run bind 0000:00:06.0
 expect "bind_no_driver_exit_4" 4 "$rc"
-contains "bind_no_driver_names_it" "p2pmem_pci/parameters" "$out"
+contains "bind_no_driver_names_it" "p2pmem_bar/parameters" "$out"
 
 # --- permissions -----------------------------------------------------------
 # As nobody: the routes file (debugfs is 0700) and every write need root.

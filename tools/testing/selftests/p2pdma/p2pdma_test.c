@@ -8,7 +8,7 @@
  * environment (the QEMU harness sets them from the topology):
  *   P2P_MEM         serial of the NVMe whose CMB is the P2P memory
  *   P2P_MEM_BDF     or instead the PCI address of a provider that is not an
- *                   NVMe (p2pmem-pci bound to an ivshmem device, say); the
+ *                   NVMe (p2pmem-bar bound to an ivshmem device, say); the
  *                   cases that need the provider's own namespace then SKIP
  *   P2P_SRC/P2P_DST serials of a source and a destination NVMe
  *   P2P_EXPECT_SRC  map type from the provider to the source:

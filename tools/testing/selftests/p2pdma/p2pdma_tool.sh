@@ -6,7 +6,7 @@
 # the kernel's debugfs routes file, every refusal has a footnote with the
 # knob that would change it, an unprivileged user gets exit status 3, and
 # bind/unbind of the machine's ivshmem device (1af4:1110) through
-# p2pmem-pci make a provider that list shows, published or not. The
+# p2pmem-bar make a provider that list shows, published or not. The
 # ivshmem is left as it was found.
 # Environment: P2PDMA_TOOL, the tool (default: build/bin/p2pdma of the
 # checkout); P2P_MEM, the serial of an NVMe bound to nvme (optional);
@@ -23,7 +23,7 @@ helpers=$dir/../kselftest/ktap_helpers.sh
 
 routes=/sys/kernel/debug/p2pdma/routes
 hbp=/sys/module/pci_p2pdma/parameters/host_bridges
-params=/sys/module/p2pmem_pci/parameters
+params=/sys/module/p2pmem_bar/parameters
 devs=/sys/bus/pci/devices
 tool=${P2PDMA_TOOL:-}
 for t in "$dir/../../../bin/p2pdma" "$dir/../../../../build/bin/p2pdma"; do
@@ -179,15 +179,15 @@ done
 drv0=""
 [ -n "$iv" ] && drv0=$(basename "$(readlink "$devs/$iv/driver" 2>/dev/null)")
 pub0=""
-[ "$drv0" = p2pmem-pci ] && pub0=$(<"$devs/$iv/p2pmem/published")
-if [ -z "$iv" ] || { [ -n "$drv0" ] && [ "$drv0" != p2pmem-pci ]; } || [ ! -d "$params" ]; then
+[ "$drv0" = p2pmem-bar ] && pub0=$(<"$devs/$iv/p2pmem/published")
+if [ -z "$iv" ] || { [ -n "$drv0" ] && [ "$drv0" != p2pmem-bar ]; } || [ ! -d "$params" ]; then
 	for t in bind_ivshmem_makes_published_provider bind_restores_module_parameters \
 		 bind_no_publish_makes_unpublished_provider unbind_removes_provider; do
-		ktap_test_skip "$t: needs an ivshmem ($id) bound to no driver or to p2pmem-pci, and p2pmem-pci"
+		ktap_test_skip "$t: needs an ivshmem ($id) bound to no driver or to p2pmem-bar, and p2pmem-bar"
 	done
 	ktap_finished
 fi
-[ "$drv0" = p2pmem-pci ] && bounded unbind "$iv" >/dev/null
+[ "$drv0" = p2pmem-bar ] && bounded unbind "$iv" >/dev/null
 
 # provider_line: the tool's list line of the ivshmem, without the available bytes.
 provider_line() { "$tool" -l list | awk -v a="$iv" '$1 == a { $3 = ""; print }'; }
@@ -197,7 +197,7 @@ rc=$?
 size=$(cat "$devs/$iv/p2pmem/size" 2>/dev/null)
 line=$(provider_line)
 ok=0
-[ "$rc" = 0 ] && [ -n "$size" ] && [ "$line" = "$iv $size  yes p2pmem-pci $id" ] && ok=1
+[ "$rc" = 0 ] && [ -n "$size" ] && [ "$line" = "$iv $size  yes p2pmem-bar $id" ] && ok=1
 check bind_ivshmem_makes_published_provider $ok "exit status $rc: $out" "list: $line"
 after=$(cat "$params"/{bar,offset,size,publish})
 ok=0
@@ -209,7 +209,7 @@ out=$(bounded bind "$iv" --no-publish 2>&1)
 rc=$?
 line=$(provider_line)
 ok=0
-[ "$rc" = 0 ] && [ "$line" = "$iv $size  no p2pmem-pci $id" ] && ok=1
+[ "$rc" = 0 ] && [ "$line" = "$iv $size  no p2pmem-bar $id" ] && ok=1
 check bind_no_publish_makes_unpublished_provider $ok "exit status $rc: $out" "list: $line"
 
 out=$(bounded unbind "$iv" 2>&1)
@@ -220,7 +220,7 @@ ok=0
 check unbind_removes_provider $ok "exit status $rc: $out" "driver_override: $(cat "$devs/$iv/driver_override")"
 
 # Leave the ivshmem as it was found.
-if [ "$drv0" = p2pmem-pci ]; then
+if [ "$drv0" = p2pmem-bar ]; then
 	if [ "$pub0" = 0 ]; then bounded bind "$iv" --no-publish; else bounded bind "$iv"; fi >/dev/null
 fi
 ktap_finished

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * p2pmem_hold - helper of p2pmem_pci.sh: map P2P memory of a provider and
+ * p2pmem_hold - helper of p2pmem_bar.sh: map P2P memory of a provider and
  * keep the mapping while the script unbinds the provider.
  *
  * Usage: p2pmem_hold BDF LENGTH [BLOCK_DEVICE OFFSET]

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * KUnit suite of the p2pmem-pci driver, included at the end of
- * p2pmem-pci.c under CONFIG_PCI_P2PDMA_KUNIT_TEST.
+ * KUnit suite of the p2pmem-bar driver, included at the end of
+ * p2pmem-bar.c under CONFIG_PCI_P2PDMA_KUNIT_TEST.
  *
  * The one refusal userspace cannot provoke is a BAR whose address range
  * somebody else already claimed: here the test claims it, on a real
@@ -9,8 +9,8 @@
  * the driver the way the bind file does. Without such a device (kunit.py,
  * a machine without one) the case is skipped.
  */
-#ifndef _P2PMEM_PCI_KUNIT_H
-#define _P2PMEM_PCI_KUNIT_H
+#ifndef _P2PMEM_BAR_KUNIT_H
+#define _P2PMEM_BAR_KUNIT_H
 
 #include <kunit/test.h>
 #include <linux/ioport.h>
@@ -66,7 +66,7 @@ static void p2pmem_kunit_unbind(void *pdev)
  * line and leaves nothing registered. Once the claim is gone, the same
  * bind succeeds: the claim was the only thing in the way.
  */
-static void p2pmem_pci_claimed_bar_test(struct kunit *test)
+static void p2pmem_bar_claimed_bar_test(struct kunit *test)
 {
 	struct pci_dev *pdev = NULL;
 	struct p2pmem_kunit_claim *claim;
@@ -82,14 +82,14 @@ static void p2pmem_pci_claimed_bar_test(struct kunit *test)
 		kunit_skip(test, "no unbound ivshmem device (1af4:1110)");
 	ret = kunit_add_action_or_reset(test, p2pmem_kunit_put, pdev);
 	KUNIT_ASSERT_EQ(test, ret, 0);
-	bar = p2pmem_pci_auto_bar(pdev);
+	bar = p2pmem_bar_auto_bar(pdev);
 	KUNIT_ASSERT_GE(test, bar, 0);
 	claim = kunit_kzalloc(test, sizeof(*claim), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, claim);
 	claim->start = pci_resource_start(pdev, bar);
 	claim->len = pci_resource_len(pdev, bar);
 	KUNIT_ASSERT_NOT_NULL(test, request_mem_region(claim->start, claim->len,
-						       "p2pmem-pci-kunit"));
+						       "p2pmem-bar-kunit"));
 	ret = kunit_add_action_or_reset(test, p2pmem_kunit_release, claim);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	KUNIT_ASSERT_EQ(test, device_set_driver_override(&pdev->dev, DRV_NAME), 0);
@@ -98,28 +98,28 @@ static void p2pmem_pci_claimed_bar_test(struct kunit *test)
 
 	kmsg_dump_rewind(&iter);
 	mark = iter.next_seq;
-	ret = device_driver_attach(&p2pmem_pci_driver.driver, &pdev->dev);
+	ret = device_driver_attach(&p2pmem_bar_driver.driver, &pdev->dev);
 	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
 	KUNIT_EXPECT_NULL(test, pdev->dev.driver);
 	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(pdev));
 	KUNIT_EXPECT_TRUE(test, p2pmem_kunit_logged(mark, "is already claimed by another driver"));
 
 	kunit_release_action(test, p2pmem_kunit_release, claim);
-	ret = device_driver_attach(&p2pmem_pci_driver.driver, &pdev->dev);
+	ret = device_driver_attach(&p2pmem_bar_driver.driver, &pdev->dev);
 	KUNIT_EXPECT_EQ(test, ret, 0);
 	KUNIT_EXPECT_TRUE(test, pci_has_p2pmem(pdev));
 }
 
-static struct kunit_case p2pmem_pci_cases[] = {
-	KUNIT_CASE(p2pmem_pci_claimed_bar_test),
+static struct kunit_case p2pmem_bar_cases[] = {
+	KUNIT_CASE(p2pmem_bar_claimed_bar_test),
 	{}
 };
 
-static struct kunit_suite p2pmem_pci_suite = {
-	.name = "p2pdma-p2pmem-pci",
-	.test_cases = p2pmem_pci_cases,
+static struct kunit_suite p2pmem_bar_suite = {
+	.name = "p2pdma-p2pmem-bar",
+	.test_cases = p2pmem_bar_cases,
 };
 
-kunit_test_suite(p2pmem_pci_suite);
+kunit_test_suite(p2pmem_bar_suite);
 
-#endif /* _P2PMEM_PCI_KUNIT_H */
+#endif /* _P2PMEM_BAR_KUNIT_H */

@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The generic P2P memory provider driver p2pmem-pci (CONFIG_PCI_P2PMEM_PCI)
+# The generic P2P memory provider driver p2pmem-bar (CONFIG_PCI_P2PMEM_BAR)
 # on an ivshmem-plain device (1af4:1110, BAR 2: RAM-backed, 64-bit,
 # prefetchable, BAR 0: 256 bytes of registers). Binds it the
 # administrator's way (driver_override, drivers_probe), checks the p2pmem
-# and p2pmem_pci sysfs files, publish toggling, the module parameters
+# and p2pmem_bar sysfs files, publish toggling, the module parameters
 # (offset=, size=, publish=N), every refusal with its exact errno and its
 # dmesg line, then maps P2P memory, writes and reads it with the CPU, reads
 # an NVMe namespace into it with O_DIRECT, unbinds under the live mapping
@@ -25,15 +25,15 @@ dir=$(dirname "$0")
 # shellcheck source=tools/testing/selftests/p2pdma/p2pdma_lib.sh
 . "$dir/p2pdma_lib.sh"
 
-drv=/sys/bus/pci/drivers/p2pmem-pci
-params=/sys/module/p2pmem_pci/parameters
+drv=/sys/bus/pci/drivers/p2pmem-bar
+params=/sys/module/p2pmem_bar/parameters
 MIB=$((1 << 20))
 
 ktap_print_header
 bdf=$(ivshmem_bdf "${P2P_IVSHMEM:-1af4:1110}")
 src=$(nvme_blk "${P2P_SRC:-}")
 if [ -z "$bdf" ] || [ ! -d "$drv" ] || [ -z "$src" ]; then
-	ktap_skip_all "needs an ivshmem device, the p2pmem-pci driver and an NVMe (P2P_SRC)"
+	ktap_skip_all "needs an ivshmem device, the p2pmem-bar driver and an NVMe (P2P_SRC)"
 	exit "$KSFT_SKIP"
 fi
 dev=/sys/bus/pci/devices/$bdf
@@ -54,7 +54,7 @@ nap() { read -r -t "$1" -u 9 _; }
 # at most SECONDS; prints the write's error message, if any, on stdout.
 # Returns 0 written, 1 refused, 124 still blocked (the child stays behind).
 bounded_write() {
-	local t=0 pid rc err=/tmp/p2pmem_pci.err.$$
+	local t=0 pid rc err=/tmp/p2pmem_bar.err.$$
 	(printf '%s\n' "$2" > "$3") 2> "$err" &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
@@ -80,9 +80,9 @@ defaults() {
 }
 
 # Builtins only, here and below: every exec is slow in an emulated guest.
-bound_to() { # prints p2pmem-pci, "other" or nothing
+bound_to() { # prints p2pmem-bar, "other" or nothing
 	if [ "/sys/bus/pci/devices/$1/driver" -ef "$drv" ]; then
-		echo p2pmem-pci
+		echo p2pmem-bar
 	elif [ -e "/sys/bus/pci/devices/$1/driver" ]; then
 		echo other
 	fi
@@ -116,33 +116,33 @@ check() { # check NAME CONDITION-STATUS [MESSAGE]
 # --- binding the administrator's way ---------------------------------------
 defaults
 unbind
-echo p2pmem-pci > "$dev/driver_override"
+echo p2pmem-bar > "$dev/driver_override"
 ok=1
-bounded_write 60 "$bdf" /sys/bus/pci/drivers_probe >/dev/null && [ "$(bound_to "$bdf")" = p2pmem-pci ] &&
+bounded_write 60 "$bdf" /sys/bus/pci/drivers_probe >/dev/null && [ "$(bound_to "$bdf")" = p2pmem-bar ] &&
 	[ -d "$dev/p2pmem" ] && ok=0
 check bind_with_driver_override_and_drivers_probe $ok "bound to '$(bound_to "$bdf")'"
-[ $ok = 0 ] || ktap_exit_fail_msg "cannot bind $bdf to p2pmem-pci"
+[ $ok = 0 ] || ktap_exit_fail_msg "cannot bind $bdf to p2pmem-bar"
 
 size=$(<"$dev/p2pmem/size")
 check p2pmem_size_is_bar2_size $((size != barsize)) "size $size, BAR 2 is $barsize bytes"
 avail=$(<"$dev/p2pmem/available") pub=$(<"$dev/p2pmem/published")
 check p2pmem_published_and_all_available $((pub != 1 || avail != size)) \
 	"published $pub, available $avail of $size"
-attrs="$(<"$dev/p2pmem_pci/bar") $(<"$dev/p2pmem_pci/offset") $(<"$dev/p2pmem_pci/size")"
-attrs+=" $(<"$dev/p2pmem_pci/publish") "
-check p2pmem_pci_attributes_bar2_offset0_whole_published \
-	"$([ "$attrs" = "2 0 $barsize 1 " ]; echo $?)" "p2pmem_pci/ bar offset size publish: $attrs"
+attrs="$(<"$dev/p2pmem_bar/bar") $(<"$dev/p2pmem_bar/offset") $(<"$dev/p2pmem_bar/size")"
+attrs+=" $(<"$dev/p2pmem_bar/publish") "
+check p2pmem_bar_attributes_bar2_offset0_whole_published \
+	"$([ "$attrs" = "2 0 $barsize 1 " ]; echo $?)" "p2pmem_bar/ bar offset size publish: $attrs"
 
 # --- publish ---------------------------------------------------------------
 ok=1
-echo 0 > "$dev/p2pmem_pci/publish" && [ "$(<"$dev/p2pmem/published")" = 0 ] &&
-	[ "$(<"$dev/p2pmem_pci/publish")" = 0 ] &&
-	echo 1 > "$dev/p2pmem_pci/publish" && [ "$(<"$dev/p2pmem/published")" = 1 ] &&
-	[ "$(<"$dev/p2pmem_pci/publish")" = 1 ] && ok=0
+echo 0 > "$dev/p2pmem_bar/publish" && [ "$(<"$dev/p2pmem/published")" = 0 ] &&
+	[ "$(<"$dev/p2pmem_bar/publish")" = 0 ] &&
+	echo 1 > "$dev/p2pmem_bar/publish" && [ "$(<"$dev/p2pmem/published")" = 1 ] &&
+	[ "$(<"$dev/p2pmem_bar/publish")" = 1 ] && ok=0
 check publish_toggles_published $ok
 ok=0
 for v in 2 yes -1 ""; do
-	out=$( (printf '%s\n' "$v" > "$dev/p2pmem_pci/publish") 2>&1) && ok=1
+	out=$( (printf '%s\n' "$v" > "$dev/p2pmem_bar/publish") 2>&1) && ok=1
 	[[ $out == *"Invalid argument"* ]] || { ok=1; ktap_print_msg "'$v': '$out'"; }
 done
 [ "$(<"$dev/p2pmem/published")" = 1 ] || ok=1
@@ -160,7 +160,7 @@ param_case() {
 	done
 	shift
 	if unbind && bind >/dev/null; then
-		got="$(<"$dev/p2pmem/size") $(<"$dev/p2pmem_pci/offset") $(<"$dev/p2pmem/published")"
+		got="$(<"$dev/p2pmem/size") $(<"$dev/p2pmem_bar/offset") $(<"$dev/p2pmem/published")"
 		[ "$got" = "$1 $2 $3" ] && ok=0
 	fi
 	check "$name" $ok "size offset published: '${got:-not bound}', want '$1 $2 $3'"
@@ -182,7 +182,7 @@ refuse() {
 	done
 	out=$(bind)
 	if [[ $out == *"$want"* ]] && [ -z "$(bound_to "$bdf")" ] &&
-	   logged "p2pmem-pci $bdf: $msg"; then
+	   logged "p2pmem-bar $bdf: $msg"; then
 		ok=0
 	fi
 	[ $ok = 0 ] || ktap_print_msg "dmesg: $(dmesg | tail -n 3)"
@@ -192,20 +192,20 @@ refuse() {
 unbind
 refuse bar0_register_bar_too_small_einval "Invalid argument" "BAR 0 is 256 bytes, smaller" bar=0
 refuse bar1_unimplemented_einval "Invalid argument" "BAR 1 is not implemented" bar=1
-refuse bar7_out_of_range_einval "Invalid argument" "p2pmem_pci.bar=7 is not a BAR index" bar=7
-refuse offset_not_2mib_aligned_einval "Invalid argument" "BAR 2 at p2pmem_pci.offset=0x1000 starts" offset=4096
-refuse size_beyond_bar_einval "Invalid argument" "p2pmem_pci.size=$(printf '%#x' $((barsize + 2 * MIB))) at offset 0x0 does not fit in BAR 2" size=$((barsize + 2 * MIB))
-refuse offset_outside_bar_einval "Invalid argument" "p2pmem_pci.offset=$(printf '%#x' "$barsize") is outside BAR 2" offset="$barsize"
+refuse bar7_out_of_range_einval "Invalid argument" "p2pmem_bar.bar=7 is not a BAR index" bar=7
+refuse offset_not_2mib_aligned_einval "Invalid argument" "BAR 2 at p2pmem_bar.offset=0x1000 starts" offset=4096
+refuse size_beyond_bar_einval "Invalid argument" "p2pmem_bar.size=$(printf '%#x' $((barsize + 2 * MIB))) at offset 0x0 does not fit in BAR 2" size=$((barsize + 2 * MIB))
+refuse offset_outside_bar_einval "Invalid argument" "p2pmem_bar.offset=$(printf '%#x' "$barsize") is outside BAR 2" offset="$barsize"
 
 # A device with no 64-bit prefetchable BAR (the q35 host bridge, which has
 # no BAR and no driver): auto refuses with ENODEV.
 hb=0000:00:00.0
 ok=1
 if [ -z "$(bound_to $hb)" ]; then
-	echo p2pmem-pci > "/sys/bus/pci/devices/$hb/driver_override"
+	echo p2pmem-bar > "/sys/bus/pci/devices/$hb/driver_override"
 	out=$(bounded_write 60 "$hb" "$drv/bind")
 	[[ $out == *"No such device"* ]] && [ -z "$(bound_to $hb)" ] &&
-		logged "p2pmem-pci $hb: no 64-bit prefetchable memory BAR; choose one with p2pmem_pci.bar=" &&
+		logged "p2pmem-bar $hb: no 64-bit prefetchable memory BAR; choose one with p2pmem_bar.bar=" &&
 		ok=0
 	echo > "/sys/bus/pci/devices/$hb/driver_override"
 fi
