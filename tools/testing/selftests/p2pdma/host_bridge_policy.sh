@@ -157,21 +157,23 @@ if [ "$P2P_EXPECT_SRC" = refused ]; then
 	# allow by domain:bus
 	mark
 	result allow_by_bus_accepted "" "$(set_knob "$rules_bus")"
+	# The copy first: reading the routes file would work every route out
+	# again and hide a policy change that left stale verdicts cached.
+	result allow_by_bus_copy_bytes_match ok "$(copy)"
 	result allow_by_bus_logged 1 "$(logged_since "host bridge policy changed to '$rules_bus'")"
 	result allow_by_bus_route "through-host-bridge override allowed by pci_p2pdma.host_bridges" \
 		"$(field 3) $(field 5) $(field 8)"
-	result allow_by_bus_copy_bytes_match ok "$(copy)"
 	# allow by vendor:device
 	result allow_by_id_accepted "" "$(set_knob "$rules_id")"
-	result allow_by_id_route "through-host-bridge override" "$(field 3) $(field 5)"
 	result allow_by_id_copy_bytes_match ok "$(copy)"
+	result allow_by_id_route "through-host-bridge override" "$(field 3) $(field 5)"
 	# a rule for another host bridge changes nothing
 	result other_rule_accepted "" "$(set_knob "allow:ffff:ff")"
 	result other_rule_route "refused builtin" "$(field 3) $(field 5)"
 	# back to the command line's
 	result restore_accepted "" "$(set_knob "$boot")"
-	result restored_route_refused "refused builtin" "$(field 3) $(field 5)"
 	result restored_copy_refused_eremoteio refused "$(copy)"
+	result restored_route_refused "refused builtin" "$(field 3) $(field 5)"
 else
 	result default_copy_bytes_match ok "$(copy)"
 	result default_route_has_no_reason - "$(field 8)"
@@ -179,11 +181,13 @@ else
 	# deny everything
 	mark
 	result deny_all_accepted "" "$(set_knob deny:all)"
+	# The copy first: reading the routes file would work every route out
+	# again and hide a policy change that left stale verdicts cached.
+	result deny_all_copy_refused_eremoteio refused "$(copy)"
 	result deny_all_logged 1 "$(logged_since "host bridge policy changed to 'deny:all'")"
 	result deny_all_route "refused override" "$(field 3) $(field 5)"
 	result deny_all_reason_names_rule 1 \
 		"$(field 8 | grep -c 'denied by pci_p2pdma.host_bridges rule deny:all$')"
-	result deny_all_copy_refused_eremoteio refused "$(copy)"
 	# deny by vendor:device; allow rules first win
 	result deny_by_id_accepted "" "$(set_knob "deny:$id_mem")"
 	result deny_by_id_route "refused override" "$(field 3) $(field 5)"
@@ -191,8 +195,8 @@ else
 		"$(set_knob "$rules_bus,deny:all"; field 3) $(field 5)"
 	# back to the command line's
 	result restore_accepted "" "$(set_knob "$boot")"
-	result restored_route "through-host-bridge builtin" "$(field 3) $(field 5)"
 	result restored_copy_bytes_match ok "$(copy)"
+	result restored_route "through-host-bridge builtin" "$(field 3) $(field 5)"
 fi
 result knob_back_to_command_line_value "$boot" "$(cat "$knob")"
 ktap_finished
