@@ -91,11 +91,15 @@ boot() {
 	# vCPU thread the host does not run for 20 s is no soft lockup of the
 	# guest's (the default threshold, 2 x 10 s, reported exactly that).
 	# Soft lockups are still reported after 120 s; hung tasks after 45 s.
+	# rcupdate.rcu_cpu_stall_timeout=60 for the same reason: a boot whose
+	# vCPUs the host starved while it calibrated the TSC jumped jiffies
+	# by 37 s at the switch to that clocksource, and the stall detector
+	# (21 s by default) reported the jump; stalls still count after 60 s.
 	# TCG_THREAD=single: QEMU 10's multi-threaded TCG once aborted in
 	# iotlb_to_section() while a guest programmed BARs; the guests run side
 	# by side anyway, so one host thread each loses nothing.
 	KERNEL=${TEST_KERNEL:-$out/arch/x86/boot/bzImage} RUN_NAME=$name TCG_THREAD=single \
-		CMDLINE_EXTRA="watchdog_thresh=60 ${extra//,/ }" \
+		CMDLINE_EXTRA="watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=60 ${extra//,/ }" \
 		"$co/qemu/run.sh" -q -k debug -t "$topo" -T "$timeout" -- "$@" > "$runs/$name.out" 2>&1
 	rc=$?
 	echo $rc > "$runs/$name.rc"
