@@ -44,6 +44,8 @@ struct fake_host {
 	struct pci_sysdata sd;
 #endif
 	struct resource busn;
+	struct resource mem;	/* memory window, if mem.flags is set */
+	resource_size_t mem_offset;	/* CPU address minus bus address */
 	struct pci_bus *bus;
 	struct pci_host_bridge *bridge;
 	u8 busnr;
@@ -268,6 +270,24 @@ static struct fake_host *fake_host_add(struct fake_pci *fp, u8 busnr,
 	return h;
 }
 
+/*
+ * Give @h a memory window of @size bytes at CPU address @cpu that the host
+ * bridge translates to bus address @bus, the way a platform describes an
+ * offset window with pci_add_resource_offset(): pci_bus_address() of a BAR
+ * in it is its resource start minus the offset.
+ */
+static __maybe_unused void fake_host_mem_window(struct fake_host *h,
+						resource_size_t cpu,
+						resource_size_t size,
+						pci_bus_addr_t bus)
+{
+	h->mem.name = "fake PCI memory window";
+	h->mem.start = cpu;
+	h->mem.end = cpu + size - 1;
+	h->mem.flags = IORESOURCE_MEM;
+	h->mem_offset = cpu - bus;
+}
+
 /* Where the next device goes: below @up, or on @h's root bus. */
 static u8 fake_next_devfn(struct fake_host *h, struct fake_fn *up)
 {
@@ -341,6 +361,19 @@ static struct fake_fn *fake_endpoint(struct fake_fn *up, int nfn,
 			fns[i] = fn;
 	}
 	return fns ? fns[0] : fn;
+}
+
+/*
+ * Make BAR 0 of the endpoint @fn a 64-bit memory BAR of @size bytes (a
+ * power of two) at bus address @bus.
+ */
+static __maybe_unused void fake_bar64(struct fake_fn *fn, u64 bus, u32 size)
+{
+	fn->bar0_size = size;
+	fake_cfg_w32(fn, PCI_BASE_ADDRESS_0,
+		     lower_32_bits(bus) | PCI_BASE_ADDRESS_MEM_TYPE_64);
+	fake_cfg_w32(fn, PCI_BASE_ADDRESS_1, upper_32_bits(bus));
+	fake_writable(fn, PCI_BASE_ADDRESS_1, 4);
 }
 
 /* Start a new extended capability of @size bytes; returns its offset. */
@@ -463,6 +496,9 @@ static int fake_pci_scan(struct fake_pci *fp)
 		sysdata = &h->sd;
 #endif
 		pci_add_resource(&resources, &h->busn);
+		if (h->mem.flags)
+			pci_add_resource_offset(&resources, &h->mem,
+						h->mem_offset);
 		h->bus = pci_scan_root_bus(NULL, h->busnr, &fake_pci_ops,
 					   sysdata, &resources);
 		if (!h->bus) {

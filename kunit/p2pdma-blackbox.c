@@ -91,16 +91,6 @@ static struct device *bb_client(enum bb_node n)
 	return &bb_ep[n]->pdev->dev;
 }
 
-/* A 64-bit memory BAR 0 of BB_BAR_SIZE at @addr. */
-static void bb_bar(struct fake_fn *fn, u64 addr)
-{
-	fn->bar0_size = BB_BAR_SIZE;
-	fake_cfg_w32(fn, PCI_BASE_ADDRESS_0,
-		     lower_32_bits(addr) | PCI_BASE_ADDRESS_MEM_TYPE_64);
-	fake_cfg_w32(fn, PCI_BASE_ADDRESS_1, upper_32_bits(addr));
-	fake_writable(fn, PCI_BASE_ADDRESS_1, 4);
-}
-
 static int bb_build(struct fake_pci *fp)
 {
 	struct fake_fn *rp, *mfd[2];
@@ -144,7 +134,8 @@ static int bb_build(struct fake_pci *fp)
 	for (i = 0; i < BB_EPS; i++) {
 		if (!bb_ep[i])
 			return -ENOMEM;
-		bb_bar(bb_ep[i], bb_window.start + (u64)i * BB_BAR_SIZE);
+		fake_bar64(bb_ep[i], bb_window.start + (u64)i * BB_BAR_SIZE,
+			   BB_BAR_SIZE);
 	}
 	return 0;
 }
