@@ -1769,9 +1769,10 @@ static struct kunit_suite p2pdma_provider_suite = {
 #include "alloc-kunit.h"
 #include "pool-model-kunit.h"
 #include "configfs-kunit.h"
+#include "translate-kunit.h"
 
 kunit_test_suites(&p2pdma_route_suite, &p2pdma_provider_suite,
 		  &p2pdma_alloc_suite, &p2pdma_pool_model_suite,
-		  &p2pdma_configfs_suite);
+		  &p2pdma_configfs_suite, &p2pdma_translate_suite);
 
 #endif /* _P2PDMA_KUNIT_H */

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Bus address suite: a provider behind a host bridge whose memory window
+ * has an offset (CPU address = bus address + offset, as a platform
+ * describes it with pci_add_resource_offset()). On x86 the bus address of
+ * a real BAR is its CPU address, so only such a window tells the two
+ * apart. The provider registers its BAR with pci_p2pdma_add_resource(),
+ * which gives the range ZONE_DEVICE pages: the BAR's CPU range is physical
+ * address space above 4 GiB that the suite reserves and that nothing
+ * backs. The cases only allocate it and compute addresses; nothing reads
+ * or writes it. Included by p2pdma-kunit.h.
+ *
+ *   7e57:00 (Intel 0x2020), window CPU xl_reserved -> bus XL_BUS_BASE
+ *     root port 1 - switch: DSP0 - P (BAR 0: 64-bit, XL_BAR_SIZE)
+ *                           DSP1 - Q
+ *     root port 2 - R
+ */
+
+#define XL_WINDOW	SZ_16M
+#define XL_BUS_BASE	0x80000000ull	/* below 4 GiB, the window above */
+#define XL_BAR_AT	SZ_4M		/* P's BAR 0, from the window start */
+#define XL_BAR_SIZE	SZ_4M
+#define XL_OFFSET	SZ_2M		/* what P registers, within BAR 0 */
+#define XL_SIZE		SZ_2M
+#define XL_UNSET	((dma_addr_t)0xdeadbeef000ull)
+
+static struct resource xl_reserved = {
+	.name = "p2pdma-kunit translated BARs",
+	.flags = IORESOURCE_MEM,
+};
+
+static struct fake_pci *xl_fp;
+static struct fake_fn *xl_p, *xl_q, *xl_r;
+static void *xl_grp;
+
+/* The bus and CPU addresses of the first byte P registered. */
+static pci_bus_addr_t xl_bus_base(void)
+{
+	return XL_BUS_BASE + XL_BAR_AT + XL_OFFSET;
+}
+
+static phys_addr_t xl_cpu_base(void)
+{
+	return xl_reserved.start + XL_BAR_AT + XL_OFFSET;
+}
+
+static void xl_suite_exit(struct kunit_suite *suite)
+{
+	/*
+	 * No driver is bound to P: release what pci_p2pdma_add_resource()
+	 * registered while the device is live, as an unbind would.
+	 */
+	if (xl_grp)
+		devres_release_group(&xl_p->pdev->dev, xl_grp);
+	xl_grp = NULL;
+	fake_pci_destroy(xl_fp);
+	xl_fp = NULL;
+	xl_p = NULL;
+	xl_q = NULL;
+	xl_r = NULL;
+	if (xl_reserved.parent)
+		release_resource(&xl_reserved);
+}
+
+static int xl_suite_init(struct kunit_suite *suite)
+{
+	struct fake_fn *rp, *dsp[2];
+	struct fake_host *h;
+	int ret;
+
+	ret = allocate_resource(&iomem_resource, &xl_reserved, XL_WINDOW,
+				SZ_4G, iomem_resource.end, XL_WINDOW, NULL,
+				NULL);
+	if (ret)
+		return ret;
+	ret = -ENOMEM;
+	xl_fp = fake_pci_create();
+	if (!xl_fp)
+		goto fail;
+	h = fake_host_add(xl_fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
+			  HB_CLASS);
+	if (!h)
+		goto fail;
+	fake_host_mem_window(h, xl_reserved.start, XL_WINDOW, XL_BUS_BASE);
+	rp = fake_root_port(h);
+	if (!rp || !fake_switch(rp, ARRAY_SIZE(dsp), dsp))
+		goto fail;
+	xl_p = fake_endpoint(dsp[0], 1, NULL);
+	xl_q = fake_endpoint(dsp[1], 1, NULL);
+	rp = fake_root_port(h);
+	if (!rp || !xl_p || !xl_q)
+		goto fail;
+	xl_r = fake_endpoint(rp, 1, NULL);
+	if (!xl_r)
+		goto fail;
+	fake_bar64(xl_p, XL_BUS_BASE + XL_BAR_AT, XL_BAR_SIZE);
+	ret = fake_pci_scan(xl_fp);
+	if (ret)
+		goto fail;
+	ret = -ENOMEM;
+	xl_grp = devres_open_group(&xl_p->pdev->dev, NULL, GFP_KERNEL);
+	if (!xl_grp)
+		goto fail;
+	ret = pci_p2pdma_add_resource(xl_p->pdev, 0, XL_SIZE, XL_OFFSET);
+	if (ret)
+		goto fail;
+	return 0;
+
+fail:
+	xl_suite_exit(suite);
+	return ret;
+}
+
+static int xl_init(struct kunit *test)
+{
+	set_cpu_rule(test, false);
+	set_policy(test, "");
+	return 0;
+}
+
+/*
+ * The PCI core translated P's BAR through the window, and
+ * pci_p2pmem_virt_to_bus() gives the bus address of P2P memory, not its
+ * CPU address.
+ */
+static void xl_virt_to_bus_test(struct kunit *test)
+{
+	struct pci_dev *p = xl_p->pdev;
+	void *addr;
+
+	KUNIT_ASSERT_EQ(test, pci_resource_start(p, 0),
+			xl_reserved.start + XL_BAR_AT);
+	KUNIT_ASSERT_EQ(test, pci_bus_address(p, 0), XL_BUS_BASE + XL_BAR_AT);
+
+	addr = pci_alloc_p2pmem(p, XL_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, addr);
+	KUNIT_EXPECT_EQ(test, page_to_phys(virt_to_page(addr)), xl_cpu_base());
+	KUNIT_EXPECT_EQ(test, pci_p2pmem_virt_to_bus(p, addr), xl_bus_base());
+	KUNIT_EXPECT_EQ(test, pci_p2pmem_virt_to_bus(p, addr + 5 * PAGE_SIZE + 7),
+			xl_bus_base() + 5 * PAGE_SIZE + 7);
+	KUNIT_EXPECT_EQ(test, pci_p2pmem_virt_to_bus(p, addr + XL_SIZE - 1),
+			xl_bus_base() + XL_SIZE - 1);
+	pci_free_p2pmem(p, addr, XL_SIZE);
+}
+
+/*
+ * Map @len bytes at byte @off of a fresh two-page allocation of P for
+ * @client, as dma-direct does for a P2P segment. Returns the map type;
+ * *@cpu is the segment's CPU physical address, *@bus its bus address.
+ */
+static enum pci_p2pdma_map_type xl_map(struct kunit *test,
+				       struct fake_fn *client,
+				       struct scatterlist *sg,
+				       phys_addr_t *cpu, pci_bus_addr_t *bus)
+{
+	const unsigned int off = PAGE_SIZE + 64, len = 512;
+	struct pci_p2pdma_map_state state = {};
+	struct pci_dev *p = xl_p->pdev;
+	enum pci_p2pdma_map_type map;
+	void *addr;
+
+	addr = pci_alloc_p2pmem(p, 2 * PAGE_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, addr);
+	sg_init_table(sg, 1);
+	sg_set_page(sg, virt_to_page(addr + off), len, offset_in_page(off));
+	sg->dma_address = XL_UNSET;
+	map = pci_p2pdma_map_segment(&state, &client->pdev->dev, sg);
+	*cpu = sg_phys(sg);
+	*bus = pci_p2pmem_virt_to_bus(p, addr + off);
+	pci_free_p2pmem(p, addr, 2 * PAGE_SIZE);
+	return map;
+}
+
+/*
+ * A client below the same switch gets the bus address: the switch routes
+ * the request by bus address, and nothing translates it on the way.
+ */
+static void xl_map_bus_address_test(struct kunit *test)
+{
+	struct device *q = &xl_q->pdev->dev;
+	struct scatterlist sg;
+	pci_bus_addr_t bus;
+	phys_addr_t cpu;
+
+	KUNIT_ASSERT_EQ(test, pci_p2pdma_distance(xl_p->pdev, q, false), 4);
+	KUNIT_ASSERT_EQ(test, xl_map(test, xl_q, &sg, &cpu, &bus), BUS);
+	KUNIT_EXPECT_GE(test, cpu, xl_cpu_base());
+	KUNIT_EXPECT_LT(test, cpu, xl_cpu_base() + XL_SIZE);
+	KUNIT_EXPECT_TRUE(test, sg_dma_is_bus_address(&sg));
+	KUNIT_EXPECT_EQ(test, sg_dma_address(&sg),
+			(dma_addr_t)(xl_bus_base() + (cpu - xl_cpu_base())));
+	KUNIT_EXPECT_EQ(test, sg_dma_address(&sg), (dma_addr_t)bus);
+	KUNIT_EXPECT_NE(test, sg_dma_address(&sg), (dma_addr_t)cpu);
+	KUNIT_EXPECT_EQ(test, sg_dma_len(&sg), 512);
+}
+
+/*
+ * A client on another root port goes through the host bridge: the DMA
+ * API maps the segment's CPU address as for any memory, so the segment is
+ * left alone, not marked as a bus address.
+ */
+static void xl_map_thru_host_bridge_test(struct kunit *test)
+{
+	struct device *r = &xl_r->pdev->dev;
+	struct scatterlist sg;
+	pci_bus_addr_t bus;
+	phys_addr_t cpu;
+
+	KUNIT_ASSERT_EQ(test, pci_p2pdma_distance(xl_p->pdev, r, false),
+			3 + 1 + 2 + HB);
+	KUNIT_ASSERT_EQ(test, xl_map(test, xl_r, &sg, &cpu, &bus), THRU);
+	KUNIT_EXPECT_FALSE(test, sg_dma_is_bus_address(&sg));
+	KUNIT_EXPECT_EQ(test, sg.dma_address, XL_UNSET);
+	KUNIT_EXPECT_GE(test, cpu, xl_cpu_base());
+	KUNIT_EXPECT_LT(test, cpu, xl_cpu_base() + XL_SIZE);
+	KUNIT_EXPECT_EQ(test, bus, xl_bus_base() + (cpu - xl_cpu_base()));
+}
+
+static struct kunit_case p2pdma_translate_cases[] = {
+	KUNIT_CASE(xl_virt_to_bus_test),
+	KUNIT_CASE(xl_map_bus_address_test),
+	KUNIT_CASE(xl_map_thru_host_bridge_test),
+	{}
+};
+
+static struct kunit_suite p2pdma_translate_suite = {
+	.name = "p2pdma-translate",
+	.suite_init = xl_suite_init,
+	.suite_exit = xl_suite_exit,
+	.init = xl_init,
+	.test_cases = p2pdma_translate_cases,
+};
