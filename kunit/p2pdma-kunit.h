@@ -15,7 +15,9 @@
 #include <linux/debug_locks.h>
 #include <linux/hrtimer.h>
 #include <linux/kmsg_dump.h>
+#include <linux/kthread.h>
 #include <linux/percpu-refcount.h>
+#include <linux/sched/task.h>
 
 #include "fake-pci.h"
 
@@ -1695,36 +1697,110 @@ static void find_reference_test(struct kunit *test)
 }
 
 /*
- * Stands in for the store of pci_p2pmem_publish(), after its check: the
- * provider starts to unbind, then the store happens.
+ * pci_p2pmem_publish(true) racing with an unbind: the publisher found the
+ * provider open and is about to store, inside its RCU read-side section,
+ * when another thread runs p2p_provider_close(). The store is held back
+ * until the closer cannot be ahead of it any more: until the closer sleeps
+ * (in the synchronize_rcu() that waits for this very reader) or has
+ * finished. A close that did not wait for the reader has by then cleared
+ * "published" for the last time, and the store leaves it set for good.
  */
-static void pv_close_starts_then_store(struct pci_p2pdma *p2p, bool publish)
+struct pv_race {
+	struct pci_dev *pdev;
+	struct pci_p2pdma *p2p;
+	struct task_struct *closer;
+	struct completion go, done;
+	bool closed;		/* p2p_provider_close() returned */
+	bool parked;		/* the publisher reached its store */
+	bool timed_out;
+};
+
+static struct pv_race *pv_race;
+
+static int pv_closer(void *data)
 {
-	p2p_close_start(p2p);
+	struct pv_race *race = data;
+
+	wait_for_completion(&race->go);
+	p2p_provider_close(race->pdev);
+	/* Pairs with pv_publish_parks(): all of the close happened. */
+	smp_store_release(&race->closed, true);
+	complete(&race->done);
+	return 0;
+}
+
+/* p2p_set_published() of the publisher: in an RCU reader, so it spins. */
+static void pv_publish_parks(struct pci_p2pdma *p2p, bool publish)
+{
+	struct pv_race *race = pv_race;
+	unsigned long deadline = jiffies + 5 * HZ;
+
+	if (race && p2p == race->p2p && !race->parked) {
+		race->parked = true;
+		complete(&race->go);
+		for (;;) {
+			/* Pairs with pv_closer(). */
+			if (smp_load_acquire(&race->closed))
+				break;
+			/* Its state is read after the closer ran. */
+			if (smp_load_acquire(&p2p->closing) &&
+			    !task_is_running(race->closer))
+				break;
+			if (time_after(jiffies, deadline)) {
+				race->timed_out = true;
+				break;
+			}
+			cpu_relax();
+		}
+		/* The store lands after whatever of the close was seen. */
+		smp_mb();
+	}
 	WRITE_ONCE(p2p->published, publish);
 }
 
-/*
- * pci_p2pmem_publish(true) races with an unbind: it found the provider
- * open, then the unbind started before its store. Once the unbind's close
- * is over, the provider is not published, and publishing stays ignored.
- */
 static void publish_races_close_test(struct kunit *test)
 {
 	struct pci_dev *pdev = pv[N3]->pdev;
 	struct pci_p2pdma *p2p = pv_p2p(pv[N3]);
 	bool had_sysfs = p2p->sysfs_added;
+	struct pv_race *race;
+	unsigned int other;
 
+	/* The reader spins until the closer ran: on another CPU, or after it. */
+	if (num_online_cpus() < 2 && !IS_ENABLED(CONFIG_PREEMPT_RCU))
+		kunit_skip(test, "needs two CPUs or CONFIG_PREEMPT_RCU");
 	KUNIT_ASSERT_FALSE(test, READ_ONCE(p2p->closing));
-	kunit_activate_static_stub(test, p2p_set_published,
-				   pv_close_starts_then_store);
+	race = kunit_kzalloc(test, sizeof(*race), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, race);
+	race->pdev = pdev;
+	race->p2p = p2p;
+	init_completion(&race->go);
+	init_completion(&race->done);
+	race->closer = kthread_create(pv_closer, race, "p2pdma-closer");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(race->closer));
+	get_task_struct(race->closer);
+
+	migrate_disable();
+	other = cpumask_any_but(cpu_online_mask, smp_processor_id());
+	if (other < nr_cpu_ids)
+		kthread_bind(race->closer, other);
+	wake_up_process(race->closer);
+	pv_race = race;
+	kunit_activate_static_stub(test, p2p_set_published, pv_publish_parks);
 	pci_p2pmem_publish(pdev, true);
 	kunit_deactivate_static_stub(test, p2p_set_published);
+	migrate_enable();
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&race->done, 10 * HZ),
+			0);
+	kthread_stop_put(race->closer);
+	pv_race = NULL;
+
+	KUNIT_EXPECT_TRUE(test, race->parked);
+	KUNIT_EXPECT_FALSE_MSG(test, race->timed_out,
+			       "the closer neither slept nor finished");
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(p2p->closing));
-	/* The rest of p2p_provider_close(), as the unbinding thread does it. */
-	synchronize_rcu();
-	p2p_close_finish(pdev, p2p);
-	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(pdev));
+	KUNIT_EXPECT_FALSE_MSG(test, pci_has_p2pmem(pdev),
+			       "published after the close: it did not wait for the publisher");
 	pci_p2pmem_publish(pdev, true);
 	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(pdev));
 
