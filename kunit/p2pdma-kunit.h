@@ -1486,6 +1486,52 @@ static void cache_policy_change_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, r.override);
 }
 
+static int pv_policy_changes;
+
+/*
+ * Stands in for the CPU rule, which a route computation consults after
+ * the policy's rules: the administrator denies 7e57:00 right then, once.
+ */
+static bool pv_policy_changes_midway(void)
+{
+	if (!pv_policy_changes++)
+		KUNIT_EXPECT_EQ(kunit_get_current_test(),
+				p2p_policy_set("deny:7e57:00", NULL), 0);
+	return false;
+}
+
+/*
+ * A verdict worked out while the host bridge policy changed is the old
+ * policy's: the caller gets it, but it is not cached, since dropping the
+ * cached verdicts of every provider may have happened before it was
+ * stored. The next lookup computes the new policy's.
+ */
+static void cache_policy_change_midway_test(struct kunit *test)
+{
+	struct pci_dev *p = pv[N1]->pdev;
+	struct device *c = &pv[FAR2]->pdev->dev;
+	char *saved = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	struct p2p_route r;
+
+	KUNIT_ASSERT_NOT_NULL(test, saved);
+	policy_now(saved);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, policy_restore, saved),
+			0);
+	xa_destroy(&pv_p2p(pv[N1])->routes);
+	pv_policy_changes = 0;
+	kunit_activate_static_stub(test, p2p_cpu_routes_p2p,
+				   pv_policy_changes_midway);
+	p2p_route_lookup(p, c, &r);
+	KUNIT_EXPECT_EQ(test, pv_policy_changes, 1);
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	KUNIT_EXPECT_NULL(test, xa_load(&pv_p2p(pv[N1])->routes,
+					p2p_client_key(pv[FAR2]->pdev)));
+	p2p_route_lookup(p, c, &r);
+	KUNIT_EXPECT_EQ(test, r.map, REFUSED);
+	KUNIT_EXPECT_EQ(test, r.why, P2P_HOST_BRIDGE_DENIED);
+}
+
 /* Every kind of verdict survives the trip through the cache. */
 static void cache_same_answer_test(struct kunit *test)
 {
@@ -1821,6 +1867,7 @@ static struct kunit_case p2pdma_provider_cases[] = {
 	KUNIT_CASE(cache_refresh_acs_test),
 	KUNIT_CASE(cache_all_ones_test),
 	KUNIT_CASE(cache_policy_change_test),
+	KUNIT_CASE(cache_policy_change_midway_test),
 	KUNIT_CASE(find_none_test),
 	KUNIT_CASE(find_unpublished_ignored_test),
 	KUNIT_CASE(find_closest_test),
