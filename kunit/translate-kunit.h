@@ -216,10 +216,65 @@ static void xl_map_thru_host_bridge_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bus, xl_bus_base() + (cpu - xl_cpu_base()));
 }
 
+/* Bytes in P's pool: what p2pmem/size shows. */
+static size_t xl_pool_size(void)
+{
+	struct pci_p2pdma *p2p = rcu_dereference_protected(xl_p->pdev->p2pdma, 1);
+
+	return gen_pool_size(p2p->pool);
+}
+
+/*
+ * What pci_p2pdma_add_resource() refuses, each with the errno its
+ * kernel-doc gives and nothing registered: a range that overlaps one
+ * already registered (-EBUSY), a start or size not aligned to
+ * memremap_compat_align() (-EINVAL), a range beyond the BAR, a BAR that
+ * is not a memory BAR, a BAR index out of range (-EINVAL). A second range
+ * of the same BAR that overlaps nothing is accepted: a provider may
+ * register several, and each translates the same way.
+ */
+static void xl_registration_test(struct kunit *test)
+{
+	struct pci_dev *p = xl_p->pdev;
+	void *a, *b;
+
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_add_resource(p, 0, XL_SIZE, XL_OFFSET),
+			-EBUSY);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_add_resource(p, 0, 0, 0), -EBUSY);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_add_resource(p, 0, SZ_1M, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_add_resource(p, 0, XL_SIZE, SZ_1M),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_add_resource(p, 0, XL_BAR_SIZE, SZ_2M),
+			-EINVAL);
+	/* BAR 1 is the upper half of the 64-bit BAR 0: no resource. */
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_add_resource(p, 1, 0, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_add_resource(p, PCI_STD_NUM_BARS, 0, 0),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, xl_pool_size(), XL_SIZE);
+
+	KUNIT_ASSERT_EQ(test, pci_p2pdma_add_resource(p, 0, XL_SIZE, 0), 0);
+	KUNIT_EXPECT_EQ(test, xl_pool_size(), 2 * XL_SIZE);
+	a = pci_alloc_p2pmem(p, XL_SIZE);
+	b = pci_alloc_p2pmem(p, XL_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	if (page_to_phys(virt_to_page(a)) == xl_cpu_base())
+		swap(a, b);
+	/* a is in the new range, at the start of the BAR. */
+	KUNIT_EXPECT_EQ(test, page_to_phys(virt_to_page(a)),
+			xl_reserved.start + XL_BAR_AT);
+	KUNIT_EXPECT_EQ(test, pci_p2pmem_virt_to_bus(p, a), XL_BUS_BASE + XL_BAR_AT);
+	KUNIT_EXPECT_EQ(test, pci_p2pmem_virt_to_bus(p, b), xl_bus_base());
+	pci_free_p2pmem(p, a, XL_SIZE);
+	pci_free_p2pmem(p, b, XL_SIZE);
+}
+
 static struct kunit_case p2pdma_translate_cases[] = {
 	KUNIT_CASE(xl_virt_to_bus_test),
 	KUNIT_CASE(xl_map_bus_address_test),
 	KUNIT_CASE(xl_map_thru_host_bridge_test),
+	/* Last: it leaves a second range registered, first in the pool. */
+	KUNIT_CASE(xl_registration_test),
 	{}
 };
 
