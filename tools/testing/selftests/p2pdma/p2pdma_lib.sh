@@ -40,3 +40,14 @@ ivshmem_bdf() {
 	done
 	return 1
 }
+
+# p2p_check NAME STATUS [MESSAGE]: one KTAP result, a pass when STATUS is 0;
+# MESSAGE explains a failure.
+p2p_check() {
+	if [ "$2" = 0 ]; then
+		ktap_test_pass "$1"
+	else
+		[ -n "${3:-}" ] && ktap_print_msg "$3"
+		ktap_test_fail "$1"
+	fi
+}

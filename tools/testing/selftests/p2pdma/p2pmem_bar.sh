@@ -104,15 +104,6 @@ bind() { # bind through the driver's bind file; prints the error, if any
 	bounded_write 60 "$bdf" "$drv/bind"
 }
 
-check() { # check NAME CONDITION-STATUS [MESSAGE]
-	if [ "$2" = 0 ]; then
-		ktap_test_pass "$1"
-	else
-		[ -n "${3:-}" ] && ktap_print_msg "$3"
-		ktap_test_fail "$1"
-	fi
-}
-
 # --- binding the administrator's way ---------------------------------------
 defaults
 unbind
@@ -120,17 +111,17 @@ echo p2pmem-bar > "$dev/driver_override"
 ok=1
 bounded_write 60 "$bdf" /sys/bus/pci/drivers_probe >/dev/null && [ "$(bound_to "$bdf")" = p2pmem-bar ] &&
 	[ -d "$dev/p2pmem" ] && ok=0
-check bind_with_driver_override_and_drivers_probe $ok "bound to '$(bound_to "$bdf")'"
+p2p_check bind_with_driver_override_and_drivers_probe $ok "bound to '$(bound_to "$bdf")'"
 [ $ok = 0 ] || ktap_exit_fail_msg "cannot bind $bdf to p2pmem-bar"
 
 size=$(<"$dev/p2pmem/size")
-check p2pmem_size_is_bar2_size $((size != barsize)) "size $size, BAR 2 is $barsize bytes"
+p2p_check p2pmem_size_is_bar2_size $((size != barsize)) "size $size, BAR 2 is $barsize bytes"
 avail=$(<"$dev/p2pmem/available") pub=$(<"$dev/p2pmem/published")
-check p2pmem_published_and_all_available $((pub != 1 || avail != size)) \
+p2p_check p2pmem_published_and_all_available $((pub != 1 || avail != size)) \
 	"published $pub, available $avail of $size"
 attrs="$(<"$dev/p2pmem_bar/bar") $(<"$dev/p2pmem_bar/offset") $(<"$dev/p2pmem_bar/size")"
 attrs+=" $(<"$dev/p2pmem_bar/publish") "
-check p2pmem_bar_attributes_bar2_offset0_whole_published \
+p2p_check p2pmem_bar_attributes_bar2_offset0_whole_published \
 	"$([ "$attrs" = "2 0 $barsize 1 " ]; echo $?)" "p2pmem_bar/ bar offset size publish: $attrs"
 
 # --- publish ---------------------------------------------------------------
@@ -139,14 +130,14 @@ echo 0 > "$dev/p2pmem_bar/publish" && [ "$(<"$dev/p2pmem/published")" = 0 ] &&
 	[ "$(<"$dev/p2pmem_bar/publish")" = 0 ] &&
 	echo 1 > "$dev/p2pmem_bar/publish" && [ "$(<"$dev/p2pmem/published")" = 1 ] &&
 	[ "$(<"$dev/p2pmem_bar/publish")" = 1 ] && ok=0
-check publish_toggles_published $ok
+p2p_check publish_toggles_published $ok
 ok=0
 for v in 2 yes -1 ""; do
 	out=$( (printf '%s\n' "$v" > "$dev/p2pmem_bar/publish") 2>&1) && ok=1
 	[[ $out == *"Invalid argument"* ]] || { ok=1; ktap_print_msg "'$v': '$out'"; }
 done
 [ "$(<"$dev/p2pmem/published")" = 1 ] || ok=1
-check publish_other_values_einval $ok
+p2p_check publish_other_values_einval $ok
 
 # --- parameters, read at each probe ---------------------------------------
 # param_case NAME PARAM=VALUE... -- EXPECTED-SIZE EXPECTED-OFFSET EXPECTED-PUBLISHED
@@ -163,7 +154,7 @@ param_case() {
 		got="$(<"$dev/p2pmem/size") $(<"$dev/p2pmem_bar/offset") $(<"$dev/p2pmem/published")"
 		[ "$got" = "$1 $2 $3" ] && ok=0
 	fi
-	check "$name" $ok "size offset published: '${got:-not bound}', want '$1 $2 $3'"
+	p2p_check "$name" $ok "size offset published: '${got:-not bound}', want '$1 $2 $3'"
 	defaults
 	unbind
 }
@@ -186,7 +177,7 @@ refuse() {
 		ok=0
 	fi
 	[ $ok = 0 ] || ktap_print_msg "dmesg: $(dmesg | tail -n 3)"
-	check "$name" $ok "bind said '$out', bound to '$(bound_to "$bdf")'"
+	p2p_check "$name" $ok "bind said '$out', bound to '$(bound_to "$bdf")'"
 	defaults
 }
 unbind
@@ -209,13 +200,13 @@ if [ -z "$(bound_to $hb)" ]; then
 		ok=0
 	echo > "/sys/bus/pci/devices/$hb/driver_override"
 fi
-check no_64bit_prefetchable_bar_enodev $ok "bind said '$out'"
+p2p_check no_64bit_prefetchable_bar_enodev $ok "bind said '$out'"
 
 # drivers_probe reports success although the probe failed (6.12).
 echo 7 > "$params/bar"
 out=$(bounded_write 60 "$bdf" /sys/bus/pci/drivers_probe)
 rc=$?
-check drivers_probe_succeeds_but_leaves_unbound "$([ $rc = 0 ] && [ -z "$(bound_to "$bdf")" ]; echo $?)" \
+p2p_check drivers_probe_succeeds_but_leaves_unbound "$([ $rc = 0 ] && [ -z "$(bound_to "$bdf")" ]; echo $?)" \
 	"drivers_probe: rc $rc '$out', bound to '$(bound_to "$bdf")'"
 defaults
 
@@ -230,8 +221,8 @@ while read -r -t 120 line <&"${HOLD[0]}"; do
 	[[ $line == error* ]] && break
 done
 [ "${res[0]:-}" = mapped ] && [ "${res[1]:-}" = "cpu ok" ] && ok=0
-check mmap_allocate_cpu_writes_read_back $ok "p2pmem_hold: ${res[*]}"
-check odirect_nvme_into_p2pmem_bytes_match "$([ "${res[2]:-}" = "odirect ok" ]; echo $?)" \
+p2p_check mmap_allocate_cpu_writes_read_back $ok "p2pmem_hold: ${res[*]}"
+p2p_check odirect_nvme_into_p2pmem_bytes_match "$([ "${res[2]:-}" = "odirect ok" ]; echo $?)" \
 	"p2pmem_hold with $src: ${res[*]}"
 
 ok=1 line=""
@@ -240,13 +231,13 @@ if [ "${res[3]:-}" = ready ] && unbind && [ ! -d "$dev/p2pmem" ]; then
 	read -r -t 60 line <&"${HOLD[0]}"
 	[ "$line" = sigbus ] && ok=0
 fi
-check unbind_revokes_live_mapping_with_sigbus $ok "after the unbind the mapping gave '$line'"
+p2p_check unbind_revokes_live_mapping_with_sigbus $ok "after the unbind the mapping gave '$line'"
 [ -n "${HOLD_PID:-}" ] && { kill "$HOLD_PID" 2>/dev/null; wait "$HOLD_PID" 2>/dev/null; }
 
 ok=1
 bind >/dev/null && [ "$(<"$dev/p2pmem/available")" = "$barsize" ] &&
 	[ "$(<"$dev/p2pmem/published")" = 1 ] && ok=0
-check rebind_restores_all_available $ok "available $(cat "$dev/p2pmem/available" 2>&1)"
+p2p_check rebind_restores_all_available $ok "available $(cat "$dev/p2pmem/available" 2>&1)"
 
 # --- what must not happen: no write to the BAR that nobody asked for -------
 # The BAR's contents belong to the device's owner (an ivshmem peer, an
@@ -257,12 +248,12 @@ if unbind && out=$("$dir/p2pmem_hold" bar "$bdf" write 9 2>&1) &&
    [ -z "$(bind)" ] && { nap 3 || true; } && unbind; then
 	out=$("$dir/p2pmem_hold" bar "$bdf" check 9 0 2>&1) && ok=0
 fi
-check bar_contents_survive_bind_and_unbind $ok "p2pmem_hold: $out"
+p2p_check bar_contents_survive_bind_and_unbind $ok "p2pmem_hold: $out"
 ok=1 out=""
 if [ -z "$(bind)" ] && out=$("$dir/p2pmem_hold" map "$bdf" $((2 * MIB)) 2>&1) &&
    [ "$out" = "zero ok" ] && unbind; then
 	out=$("$dir/p2pmem_hold" bar "$bdf" check 9 $((2 * MIB)) 2>&1) && ok=0
 fi
-check mmap_clears_only_what_it_hands_out $ok "p2pmem_hold: $out"
+p2p_check mmap_clears_only_what_it_hands_out $ok "p2pmem_hold: $out"
 bind >/dev/null
 ktap_finished

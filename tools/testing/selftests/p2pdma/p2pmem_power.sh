@@ -31,39 +31,31 @@ if [ -z "$bdf" ] || [ ! -d "$dev/p2pmem" ] ||
 fi
 ktap_set_plan 5
 
-check() { # check NAME CONDITION-STATUS [MESSAGE]
-	if [ "$2" = 0 ]; then
-		ktap_test_pass "$1"
-	else
-		[ -n "${3:-}" ] && ktap_print_msg "$3"
-		ktap_test_fail "$1"
-	fi
-}
 d0() { setpci -s "$bdf" CAP_PM+4.w=0000:0003; }
 trap d0 EXIT
 
 # Someone's data: 2 MiB mapped, found zero, written with 0x77, unmapped.
 out=$("$dir/p2pmem_hold" map "$bdf" $((2 * MIB)) 0x77 2>&1)
-check dirty_2mib_of_p2p_memory "$([ "$out" = "zero ok" ]; echo $?)" "p2pmem_hold: $out"
+p2p_check dirty_2mib_of_p2p_memory "$([ "$out" = "zero ok" ]; echo $?)" "p2pmem_hold: $out"
 
 setpci -s "$bdf" CAP_PM+4.w=0003:0003
 state=$(setpci -s "$bdf" CAP_PM+4.w)
-check provider_in_d3hot $(((0x$state & 3) != 3)) "PMCSR $state"
+p2p_check provider_in_d3hot $(((0x$state & 3) != 3)) "PMCSR $state"
 
 # All of the available memory: it holds the dirty 2 MiB, whatever the
 # pool's placement prefers.
 avail=$(<"$dev/p2pmem/available")
 echo "p2pmem_power: mapping $avail bytes in D3hot" > /dev/kmsg
 out=$("$dir/p2pmem_hold" map "$bdf" "$avail" 2>&1)
-check mmap_in_d3hot_fails_with_eio "$([ "$out" = "error mmap EIO" ]; echo $?)" \
+p2p_check mmap_in_d3hot_fails_with_eio "$([ "$out" = "error mmap EIO" ]; echo $?)" \
 	"p2pmem_hold: $out"
 log=$(dmesg | sed -n '/p2pmem_power: mapping/,$p')
-check mmap_in_d3hot_logs_why \
+p2p_check mmap_in_d3hot_logs_why \
 	"$([[ $log == *"$bdf: P2PDMA: p2pmem_hold: cannot clear P2P memory: the device is not in D0"* ]]; echo $?)" \
 	"kernel log: $(tail -n 2 <<< "$log")"
 
 d0
 out=$("$dir/p2pmem_hold" map "$bdf" "$avail" 2>&1)
-check back_in_d0_mapping_reads_zero "$([ "$out" = "zero ok" ]; echo $?)" \
+p2p_check back_in_d0_mapping_reads_zero "$([ "$out" = "zero ok" ]; echo $?)" \
 	"p2pmem_hold: $out (PMCSR $(setpci -s "$bdf" CAP_PM+4.w))"
 ktap_finished
