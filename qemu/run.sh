@@ -88,17 +88,20 @@ kernel_arg() { append+=("$1"); }
 # pattern may SKIP without failing `make test` (tests/run-all.sh); any other
 # skip is a failure, since the topology provides what the suites need.
 expect_skip() { echo "$1" >> "$run/expected-skips"; }
-# scenario NAME SRC MEM DST EXPECT_SRC EXPECT_DST: a set of roles the guest
-# suites run (tests/guest/all.sh): NVMe serials of the source, the P2P
-# memory provider and the destination, and the map type expected from the
-# provider to the source and to the destination ("bus-address",
-# "through-host-bridge" or "refused"). The first scenario of a machine also
-# gives P2P_SRC... to `make run`.
+# scenario NAME SRC MEM DST EXPECT_SRC EXPECT_DST DIST_SRC DIST_DST: a set
+# of roles the guest suites run (tests/guest/all.sh): NVMe serials of the
+# source, the P2P memory provider and the destination, the map type
+# expected from the provider to the source and to the destination
+# ("bus-address", "through-host-bridge" or "refused"), and the distance
+# expected for each ("-" when refused): the links between the two, plus
+# 1024 per host bridge a route through the root complex uses (see
+# p2pdma.rst). The first scenario of a machine also gives P2P_SRC... to
+# `make run`.
 nscenario=0
 scenario() {
-	[ $# = 6 ] || { echo "qemu/run.sh: scenario needs 6 fields: $*" >&2; exit 2; }
+	[ $# = 8 ] || { echo "qemu/run.sh: scenario needs 8 fields: $*" >&2; exit 2; }
 	nscenario=$((nscenario + 1))
-	guest_env "P2P_SCN_$nscenario=$1,$2,$3,$4,$5,$6"
+	guest_env "P2P_SCN_$nscenario=$1,$2,$3,$4,$5,$6,$7,$8"
 	if [ "$nscenario" = 1 ]; then
 		guest_env "P2P_SRC=$2"
 		guest_env "P2P_MEM=$3"

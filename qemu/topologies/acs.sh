@@ -14,4 +14,7 @@ dev pcie-root-port,id=rp4,bus=pcie.0,chassis=6,slot=4,addr=0x7
 nvme p2pG0 rp4 64 addr=00.0,multifunction=on
 nvme p2pG1 rp4 "" addr=00.1
 kernel_arg "pci=config_acs=11xx@0000:00:07.0"
-scenario "${acs_name:-acs}" p2pG1 p2pG0 p2pG1 "${acs_expect:-refused}" "${acs_expect:-refused}"
+# Redirected up to the root complex: 1 link each to rp4, 1 each into the
+# host bridge, 1024 for the one host bridge.
+scenario "${acs_name:-acs}" p2pG1 p2pG0 p2pG1 "${acs_expect:-refused}" "${acs_expect:-refused}" \
+	"${acs_dist:--}" "${acs_dist:--}"

@@ -9,7 +9,7 @@
 #  pcie.0 --+-- p2pY (CMB)
 #           +-- pxb1 (root bus 0x80) -- rp9 -- p2pX (CMB, the P2P memory)
 #           +-- rp10 -- ivhb (ivshmem, 256 MiB BAR 2)
-hb_cpu=EPYC,vendor=AuthenticAMD hb_name=hostbridge_amd hb_expect=through-host-bridge
+hb_cpu=EPYC,vendor=AuthenticAMD hb_name=hostbridge_amd hb_expect=through-host-bridge hb_dist=2051
 # shellcheck source=qemu/topologies/hostbridge.sh
 . "$(dirname "${BASH_SOURCE[0]}")/hostbridge.sh"
 dev pcie-root-port,id=rp10,bus=pcie.0,chassis=10,slot=10,addr=0xa

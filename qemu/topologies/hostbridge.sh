@@ -12,4 +12,7 @@ dev pxb-pcie,id=pxb1,bus_nr=0x80,bus=pcie.0
 dev pcie-root-port,id=rp9,bus=pxb1,chassis=9,slot=0
 nvme p2pX rp9 64
 nvme p2pY pcie.0 64
-scenario "${hb_name:-hostbridge}" p2pY p2pX p2pY "${hb_expect:-refused}" "${hb_expect:-refused}"
+# Through the host bridges: p2pX is 1 link below pxb1, p2pY on pcie.0
+# itself, 1 link up into each host bridge, 1024 for each of the two.
+scenario "${hb_name:-hostbridge}" p2pY p2pX p2pY "${hb_expect:-refused}" "${hb_expect:-refused}" \
+	"${hb_dist:--}" "${hb_dist:--}"

@@ -15,6 +15,6 @@ nvme p2pI1 rp7 64
 nvme p2pI2 rp8
 kernel_arg intel_iommu=on
 guest_env P2P_EXPECT_IOMMU=p2pI1,p2pI2
-scenario iommu p2pI2 p2pI1 p2pI2 through-host-bridge through-host-bridge
+scenario iommu p2pI2 p2pI1 p2pI2 through-host-bridge through-host-bridge 1028 1028
 # A 64 MiB CMB: too small for the 1 GiB case.
 expect_skip 'iommu/p2pdma_test: p2pmem.one_gib_*'

@@ -8,4 +8,4 @@
 dev pcie-root-port,id=rp3,bus=pcie.0,chassis=5,slot=3,addr=0x6
 nvme p2pF0 rp3 64 addr=00.0,multifunction=on
 nvme p2pF1 rp3 "" addr=00.1
-scenario mfd p2pF1 p2pF0 p2pF1 bus-address bus-address
+scenario mfd p2pF1 p2pF0 p2pF1 bus-address bus-address 2 2

@@ -47,8 +47,10 @@ fi
 
 i=1
 while scn=$(printenv "P2P_SCN_$i"); do
-	IFS=, read -r name P2P_SRC P2P_MEM P2P_DST P2P_EXPECT_SRC P2P_EXPECT_DST <<< "$scn"
-	export P2P_SCENARIO=$name P2P_SRC P2P_MEM P2P_DST P2P_EXPECT_SRC P2P_EXPECT_DST
+	IFS=, read -r name P2P_SRC P2P_MEM P2P_DST P2P_EXPECT_SRC P2P_EXPECT_DST \
+		P2P_DIST_SRC P2P_DIST_DST <<< "$scn"
+	export P2P_SCENARIO=$name P2P_SRC P2P_MEM P2P_DST P2P_EXPECT_SRC P2P_EXPECT_DST \
+		P2P_DIST_SRC P2P_DIST_DST
 	suite "$name/e2e" "$top/tests/guest/e2e.sh"
 	# Routes that cross host bridges: the pci_p2pdma.host_bridges override.
 	if [[ $name == hostbridge* ]]; then

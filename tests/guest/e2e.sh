@@ -6,6 +6,8 @@
 #   P2P_SRC, P2P_MEM, P2P_DST      NVMe serials (source, provider, destination)
 #   P2P_EXPECT_SRC, P2P_EXPECT_DST map type expected from the provider to the
 #                                  source and to the destination
+#   P2P_DIST_SRC, P2P_DIST_DST     the distance expected for each ("-" when
+#                                  refused; required)
 #   P2P_EXPECT_IOMMU               serials whose DMA an IOMMU must translate
 # Prints TAP: the plan, then one line per check ("ok N - name" / "not ok N -
 # name: why"); exits 1 if any check failed. tests/run-all.sh fails every
@@ -47,8 +49,11 @@ fi
 expect "allocate_mode_0660_root" "660 root" "$(stat -c '%a %U' "$sysfs/allocate")"
 
 # --- routes ---------------------------------------------------------------
-expect "route_to_source_is_$P2P_EXPECT_SRC" "$P2P_EXPECT_SRC" "$(route "$mem_bdf" "$src_bdf" | cut -d' ' -f1)"
-expect "route_to_destination_is_$P2P_EXPECT_DST" "$P2P_EXPECT_DST" "$(route "$mem_bdf" "$dst_bdf" | cut -d' ' -f1)"
+# The map type and the distance, from the topology's scenario line.
+expect "route_to_source_is_$P2P_EXPECT_SRC" "$P2P_EXPECT_SRC ${P2P_DIST_SRC:-unset}" \
+	"$(route "$mem_bdf" "$src_bdf" | cut -d' ' -f1-2)"
+expect "route_to_destination_is_$P2P_EXPECT_DST" "$P2P_EXPECT_DST ${P2P_DIST_DST:-unset}" \
+	"$(route "$mem_bdf" "$dst_bdf" | cut -d' ' -f1-2)"
 expect "route_to_itself_is_bus_address_0" "bus-address 0" "$(route "$mem_bdf" "$mem_bdf" | cut -d' ' -f1-2)"
 
 # --- sysfs mmap -----------------------------------------------------------
