@@ -701,6 +701,64 @@ static void alloc_user_run_stops_at_region_start_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), ALLOC_POOL);
 }
 
+struct al_far_run {
+	unsigned long base;
+	struct completion done;
+};
+
+/* On another CPU: every page of the pool back from userspace, unwritten. */
+static int al_far_run_fn(void *data)
+{
+	struct al_far_run *r = data;
+	unsigned long i;
+
+	rcu_read_lock();
+	for (i = 0; i < al_region.npages; i++)
+		p2p_run_add(al_p2p(), &al_region, r->base + i * PAGE_SIZE, false);
+	rcu_read_unlock();
+	complete(&r->done);
+	return 0;
+}
+
+/*
+ * Pages left in another CPU's run (a CPU that then goes idle or offline
+ * never adds to it again) are not stranded: they count as available, and
+ * an allocation on this CPU that finds the pool short takes them from
+ * there. With a drain that looked at this CPU only, it would fail.
+ */
+static void alloc_run_on_other_cpu_not_stranded_test(struct kunit *test)
+{
+	struct al_far_run r = { .base = (unsigned long)page_address(al_pages) };
+	struct task_struct *t;
+	int cpu, other;
+	void *all, *again;
+
+	p2p_cache_drain(al_p2p());
+	all = p2p_alloc(al_prov->pdev, ALLOC_POOL, 1, false);
+	KUNIT_ASSERT_PTR_EQ(test, all, (void *)r.base);
+	init_completion(&r.done);
+	migrate_disable();
+	cpu = smp_processor_id();
+	other = cpumask_any_but(cpu_online_mask, cpu);
+	KUNIT_ASSERT_LT(test, other, nr_cpu_ids);	/* the intel guest has 2 */
+	t = kthread_create(al_far_run_fn, &r, "p2pdma-far-run");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	kthread_bind(t, other);
+	wake_up_process(t);
+	wait_for_completion(&r.done);
+
+	KUNIT_EXPECT_EQ(test, gen_pool_avail(al_pool()), 0);
+	KUNIT_EXPECT_EQ(test, al_avail(), ALLOC_POOL);
+	again = pci_alloc_p2pmem(al_prov->pdev, ALLOC_POOL);
+	migrate_enable();
+	KUNIT_EXPECT_PTR_EQ(test, again, (void *)r.base);
+	if (again)
+		pci_free_p2pmem(al_prov->pdev, again, ALLOC_POOL);
+	p2p_cache_drain(al_p2p());
+	/* p2p_alloc() took one reference; the pages gave back none. */
+	percpu_ref_put(&al_region.pgmap.ref);
+}
+
 static struct kunit_case p2pdma_alloc_cases[] = {
 	KUNIT_CASE(alloc_pool_size_test),
 	KUNIT_CASE_PARAM(alloc_size_test, alloc_size_gen_params),
@@ -719,6 +777,7 @@ static struct kunit_case p2pdma_alloc_cases[] = {
 	KUNIT_CASE(alloc_clean_read_back_fails_test),
 	KUNIT_CASE(alloc_clean_refused_when_not_decoding_test),
 	KUNIT_CASE(alloc_available_never_above_size_test),
+	KUNIT_CASE(alloc_run_on_other_cpu_not_stranded_test),
 	KUNIT_CASE(alloc_clean_only_dirty_pages_test),
 	KUNIT_CASE(alloc_mapping_prefers_clean_test),
 	KUNIT_CASE(alloc_user_pages_gather_test),

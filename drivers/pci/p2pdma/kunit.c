@@ -14,6 +14,7 @@
 #include <linux/ctype.h>
 #include <linux/delay.h>
 #include <linux/genalloc.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/percpu.h>
