@@ -16,7 +16,9 @@
 #include <linux/hrtimer.h>
 #include <linux/kmsg_dump.h>
 #include <linux/kthread.h>
+#include <linux/mman.h>
 #include <linux/percpu-refcount.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 
 #include "fake-pci.h"
@@ -1893,9 +1895,11 @@ static struct kunit_suite p2pdma_provider_suite = {
 #include "pool-model-kunit.h"
 #include "configfs-kunit.h"
 #include "translate-kunit.h"
+#include "map-kunit.h"
 
 kunit_test_suites(&p2pdma_route_suite, &p2pdma_provider_suite,
 		  &p2pdma_alloc_suite, &p2pdma_pool_model_suite,
-		  &p2pdma_configfs_suite, &p2pdma_translate_suite);
+		  &p2pdma_configfs_suite, &p2pdma_translate_suite,
+		  &p2pdma_map_suite);
 
 #endif /* _P2PDMA_KUNIT_H */

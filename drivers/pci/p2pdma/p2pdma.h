@@ -29,6 +29,7 @@
 #include <linux/pci-p2pdma.h>
 #include <linux/percpu.h>
 #include <linux/seqlock.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/sysfs.h>
 #include <linux/workqueue.h>
@@ -193,6 +194,8 @@ void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 
 /* sysfs.c */
 extern const struct attribute_group p2pmem_group;
+/* Pages that mmap() of "allocate" clears and inserts at a time: 2 MiB. */
+#define P2P_MAP_BATCH	(SZ_2M / PAGE_SIZE)
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Reached only by the KUnit suites (VISIBLE_IF_KUNIT). */
@@ -224,6 +227,8 @@ void p2p_set_published(struct pci_p2pdma *p2p, bool publish);
 u64 p2p_read_back(const u64 *last);
 bool p2p_provider_decodes(struct pci_dev *pdev);
 void p2p_pool_put(struct pci_p2pdma *p2p, unsigned long addr, size_t size);
+int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
+		  unsigned long npages, unsigned long *done);
 #endif
 
 #endif /* _DRIVERS_PCI_P2PDMA_P2PDMA_H */

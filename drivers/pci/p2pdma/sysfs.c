@@ -110,9 +110,6 @@ static void p2p_wait_idle_ref(struct page *page)
 		cond_resched();
 }
 
-/* Pages that mmap() of "allocate" clears and inserts at a time: 2 MiB. */
-#define P2P_MAP_BATCH	(SZ_2M / PAGE_SIZE)
-
 /*
  * Zero what is dirty of @npages pages of fresh P2P memory at @kaddr and
  * insert them into @vma from its start, P2P_MAP_BATCH at a time:
@@ -132,8 +129,8 @@ static void p2p_wait_idle_ref(struct page *page)
  * device, -EINTR on a fatal signal, or vm_insert_pages()'s error, and sets
  * *@done to the number of pages inserted; the caller returns the others.
  */
-static int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
-			 unsigned long npages, unsigned long *done)
+VISIBLE_IF_KUNIT int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
+				    unsigned long npages, unsigned long *done)
 {
 	struct p2p_region *region = to_p2p_region(virt_to_page(kaddr)->pgmap);
 	unsigned long n, left, i;

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mmap() suite: the loop of an mmap() of p2pmem/allocate that clears P2P
+ * memory and inserts it into the mapping (p2p_map_pages()), run on the
+ * ZONE_DEVICE pages that pci_p2pdma_add_resource() gives a fake
+ * provider's BAR and on a shared mapping of the test's own
+ * (kunit_vm_mmap()). The BAR's CPU range is address space above 4 GiB
+ * that the suite reserves and that nothing backs: a static stub stands in
+ * for the clearing (p2p_clean()), so nothing reads or writes it; pages
+ * are inserted and unmapped, never touched. Included by p2pdma-kunit.h.
+ *
+ *   7e57:00 (Intel 0x2020), window CPU = bus mp_reserved
+ *     root port - P (BAR 0: 64-bit, MP_BAR_SIZE, all of it registered)
+ */
+
+#define MP_BAR_SIZE	SZ_8M
+#define MP_BATCH	P2P_MAP_BATCH			/* pages */
+#define MP_LEN		(3 * MP_BATCH * PAGE_SIZE)	/* three batches */
+
+static struct resource mp_reserved = {
+	.name = "p2pdma-kunit mmap BAR",
+	.flags = IORESOURCE_MEM,
+};
+
+static struct fake_pci *mp_fp;
+static struct fake_fn *mp_p;
+static void *mp_grp;
+
+static struct pci_p2pdma *mp_p2p(void)
+{
+	return rcu_dereference_protected(mp_p->pdev->p2pdma, 1);
+}
+
+static void mp_suite_exit(struct kunit_suite *suite)
+{
+	if (mp_grp)
+		devres_release_group(&mp_p->pdev->dev, mp_grp);
+	mp_grp = NULL;
+	fake_pci_destroy(mp_fp);
+	mp_fp = NULL;
+	mp_p = NULL;
+	if (mp_reserved.parent)
+		release_resource(&mp_reserved);
+}
+
+static int mp_suite_init(struct kunit_suite *suite)
+{
+	struct fake_host *h;
+	struct fake_fn *rp;
+	int ret;
+
+	ret = allocate_resource(&iomem_resource, &mp_reserved, MP_BAR_SIZE,
+				SZ_4G, iomem_resource.end, MP_BAR_SIZE, NULL,
+				NULL);
+	if (ret)
+		return ret;
+	ret = -ENOMEM;
+	mp_fp = fake_pci_create();
+	if (!mp_fp)
+		goto fail;
+	h = fake_host_add(mp_fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
+			  HB_CLASS);
+	if (!h)
+		goto fail;
+	fake_host_mem_window(h, mp_reserved.start, MP_BAR_SIZE,
+			     mp_reserved.start);
+	rp = fake_root_port(h);
+	if (!rp)
+		goto fail;
+	mp_p = fake_endpoint(rp, 1, NULL);
+	if (!mp_p)
+		goto fail;
+	fake_bar64(mp_p, mp_reserved.start, MP_BAR_SIZE);
+	ret = fake_pci_scan(mp_fp);
+	if (ret)
+		goto fail;
+	ret = -ENOMEM;
+	mp_grp = devres_open_group(&mp_p->pdev->dev, NULL, GFP_KERNEL);
+	if (!mp_grp)
+		goto fail;
+	ret = pci_p2pdma_add_resource(mp_p->pdev, 0, 0, 0);
+	if (ret)
+		goto fail;
+	return 0;
+
+fail:
+	mp_suite_exit(suite);
+	return ret;
+}
+
+/* The stand-in for p2p_clean(): counts batches, writes nothing. */
+static int mp_cleans;
+static void (*mp_on_clean)(void);
+
+static int mp_clean_stub(struct p2p_region *region, unsigned long first,
+			 unsigned long n)
+{
+	mp_cleans++;
+	if (mp_on_clean)
+		mp_on_clean();
+	return 0;
+}
+
+static int mp_init(struct kunit *test)
+{
+	mp_cleans = 0;
+	mp_on_clean = NULL;
+	kunit_activate_static_stub(test, p2p_clean, mp_clean_stub);
+	return 0;
+}
+
+/* Each case must leave all of P's memory in the pool. */
+static void mp_exit(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, p2p_available(mp_p2p()), MP_BAR_SIZE);
+}
+
+/*
+ * A fresh shared mapping of @len bytes in the test's own mm, P2P memory
+ * for it (one pgmap reference per page, as mmap() takes them) and the
+ * mapping's VMA; the caller holds mmap_lock for write when it inserts.
+ */
+static struct vm_area_struct *mp_setup(struct kunit *test, size_t len,
+				       unsigned long *uaddr, void **kaddr)
+{
+	struct vm_area_struct *vma;
+
+	*uaddr = kunit_vm_mmap(test, NULL, 0, len, PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, !*uaddr || IS_ERR_VALUE(*uaddr),
+			       "kunit_vm_mmap: %ld", (long)*uaddr);
+	/* As mmap() allocates: what earlier cases unmapped is in the pool. */
+	p2p_runs_flush(mp_p2p());
+	*kaddr = p2p_alloc(mp_p->pdev, len, len >> PAGE_SHIFT, false);
+	KUNIT_ASSERT_NOT_NULL(test, *kaddr);
+	mmap_read_lock(current->mm);
+	vma = vma_lookup(current->mm, *uaddr);
+	mmap_read_unlock(current->mm);
+	KUNIT_ASSERT_NOT_NULL(test, vma);
+	return vma;
+}
+
+/*
+ * Run p2p_map_pages() as mmap() does, with mmap_lock held for write; the
+ * pages it did not insert go back to the pool the way mmap()'s error path
+ * returns them.
+ */
+static int mp_map(struct vm_area_struct *vma, void *kaddr, size_t len,
+		  unsigned long *done)
+{
+	unsigned long i;
+	int ret;
+
+	mmap_write_lock(current->mm);
+	ret = p2p_map_pages(vma, kaddr, len >> PAGE_SHIFT, done);
+	mmap_write_unlock(current->mm);
+	for (i = *done; i < len >> PAGE_SHIFT; i++)
+		p2p_page_free(virt_to_page(kaddr + (i << PAGE_SHIFT)));
+	return ret;
+}
+
+/* How many page tables map the page at @kaddr: 1 once inserted. */
+static int mp_mapped(void *kaddr)
+{
+	return folio_mapcount(page_folio(virt_to_page(kaddr)));
+}
+
+static void mp_kill_self(void)
+{
+	if (mp_cleans == 1)
+		force_sig(SIGKILL);
+}
+
+/*
+ * A fatal signal stops a long mapping between batches (defect 5 of the
+ * pool's redesign: mmap() of gigabytes of dirty memory, with mmap_lock
+ * held for write, could not be killed). The signal arrives while the
+ * first batch is cleared: that batch is inserted, nothing after it is
+ * cleared or inserted, -EINTR is returned, and every page comes back.
+ */
+static void mp_fatal_signal_stops_mapping_test(struct kunit *test)
+{
+	unsigned long uaddr, done = ~0UL;
+	struct vm_area_struct *vma;
+	void *kaddr;
+	int ret;
+
+	vma = mp_setup(test, MP_LEN, &uaddr, &kaddr);
+	/* A kthread ignores signals unless it allows them. */
+	allow_signal(SIGKILL);
+	mp_on_clean = mp_kill_self;
+	ret = mp_map(vma, kaddr, MP_LEN, &done);
+	KUNIT_EXPECT_TRUE(test, fatal_signal_pending(current));
+	flush_signals(current);
+	disallow_signal(SIGKILL);
+
+	KUNIT_EXPECT_EQ(test, ret, -EINTR);
+	KUNIT_EXPECT_EQ(test, done, MP_BATCH);
+	KUNIT_EXPECT_EQ(test, mp_cleans, 1);
+	KUNIT_EXPECT_EQ(test, mp_mapped(kaddr + (MP_BATCH - 1) * PAGE_SIZE), 1);
+	KUNIT_EXPECT_EQ(test, mp_mapped(kaddr + MP_BATCH * PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, MP_LEN), 0);
+}
+
+/* Give the page its idle reference back, as the core does after page_free. */
+struct mp_revive {
+	struct delayed_work work;
+	struct page *page;
+	bool done;
+};
+
+static void mp_revive_fn(struct work_struct *work)
+{
+	struct mp_revive *r = container_of(to_delayed_work(work),
+					   struct mp_revive, work);
+
+	set_page_count(r->page, 1);
+	WRITE_ONCE(r->done, true);
+}
+
+/*
+ * A page unmapped on another CPU is in the pool from its page_free
+ * callback on, before the core gives it its idle reference back (defect
+ * 6). An mmap() that gets it in that window waits for the reference: it
+ * neither fails (vm_insert_pages() refuses a page with no reference,
+ * -EINVAL) nor takes a reference that the core's reset would lose. Here
+ * the window is held open for 50 ms: the page has no reference until a
+ * work item gives it back.
+ */
+static void mp_waits_for_idle_reference_test(struct kunit *test)
+{
+	const size_t len = MP_BATCH * PAGE_SIZE;
+	unsigned long uaddr, done = ~0UL;
+	struct vm_area_struct *vma;
+	struct mp_revive r = {};
+	void *kaddr;
+	int ret;
+
+	vma = mp_setup(test, len, &uaddr, &kaddr);
+	r.page = virt_to_page(kaddr + 7 * PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, page_ref_count(r.page), 1);
+	set_page_count(r.page, 0);
+	INIT_DELAYED_WORK_ONSTACK(&r.work, mp_revive_fn);
+	schedule_delayed_work(&r.work, msecs_to_jiffies(50));
+	ret = mp_map(vma, kaddr, len, &done);
+	/* If the mapping did not wait, the reference comes back now. */
+	flush_delayed_work(&r.work);
+	destroy_delayed_work_on_stack(&r.work);
+
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ(test, done, MP_BATCH);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(r.done));
+	/* The mapping's reference only: the idle one was handed over. */
+	KUNIT_EXPECT_EQ(test, page_ref_count(r.page), 1);
+	KUNIT_EXPECT_EQ(test, mp_mapped(kaddr + 7 * PAGE_SIZE), 1);
+	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, len), 0);
+}
+
+static struct kunit_case p2pdma_map_cases[] = {
+	KUNIT_CASE(mp_fatal_signal_stops_mapping_test),
+	KUNIT_CASE(mp_waits_for_idle_reference_test),
+	{}
+};
+
+static struct kunit_suite p2pdma_map_suite = {
+	.name = "p2pdma-map",
+	.suite_init = mp_suite_init,
+	.suite_exit = mp_suite_exit,
+	.init = mp_init,
+	.exit = mp_exit,
+	.test_cases = p2pdma_map_cases,
+};
