@@ -3,18 +3,32 @@
 # An emulated Intel IOMMU translating every DMA, with NVMe on two root
 # ports and an AMD Zen guest CPU: P2P goes through the host bridge and
 # dma-iommu maps it to real IOVAs. (Linux asks for ACS on every port here.)
+# A second pair below one PCIe switch, whose downstream ports have no ACS:
+# a bus-address route, for which dma-iommu hands the client the BAR's bus
+# address. QEMU routes no peer traffic, so that DMA faults in the IOMMU
+# (iommu_bus_address.sh checks exactly that).
 #
 #  intel-iommu
 #  pcie.0 --+-- rp7 -- p2pI1 (CMB, the P2P memory)
 #           +-- rp8 -- p2pI2
+#           +-- rp11 -- up11 (switch) --+-- dn111 -- p2pJ1 (CMB, the P2P memory)
+#                                       +-- dn112 -- p2pJ2
 cpu EPYC,vendor=AuthenticAMD
 dev intel-iommu,intremap=off
 dev pcie-root-port,id=rp7,bus=pcie.0,chassis=7,slot=7,addr=0x8
 dev pcie-root-port,id=rp8,bus=pcie.0,chassis=8,slot=8,addr=0x9
 nvme p2pI1 rp7 64
 nvme p2pI2 rp8
+dev pcie-root-port,id=rp11,bus=pcie.0,chassis=40,slot=11,addr=0xb
+dev x3130-upstream,id=up11,bus=rp11
+dev xio3130-downstream,id=dn111,bus=up11,chassis=41,slot=0
+dev xio3130-downstream,id=dn112,bus=up11,chassis=42,slot=1
+nvme p2pJ1 dn111 64
+nvme p2pJ2 dn112
 kernel_arg intel_iommu=on
 guest_env P2P_EXPECT_IOMMU=p2pI1,p2pI2
+# The switch pair's suite: name, provider, client and their distance.
+guest_env P2P_IOMMU_BUS=iommu_switch,p2pJ1,p2pJ2,4
 scenario iommu p2pI2 p2pI1 p2pI2 through-host-bridge through-host-bridge 1028 1028
 # A 64 MiB CMB: too small for the 1 GiB case.
 expect_skip 'iommu/p2pdma_test: p2pmem.one_gib_*'

@@ -108,6 +108,15 @@ if [ -n "${P2P_IVSHMEM:-}" ] && [ -n "${P2P_IVSHMEM_SCN:-}" ]; then
 	suite "$name/p2pdma_test_ivshmem" env P2P_MEM_BDF="$ivbdf" P2P_UNBIND_CYCLES=3 \
 		P2P_RACE_CYCLES=3 "$sel/p2pdma_test" "${ivshmem_cases[@]}"
 fi
+# A bus-address route under a translating IOMMU (P2P_IOMMU_BUS: name,
+# provider, client, distance): iommu_bus_address.sh, which makes the
+# client's DMA fault in the IOMMU, as QEMU does for a bus address.
+if [ -n "${P2P_IOMMU_BUS:-}" ]; then
+	IFS=, read -r name P2P_MEM P2P_CLIENT P2P_DIST <<< "$P2P_IOMMU_BUS"
+	export P2P_SCENARIO=$name P2P_MEM P2P_CLIENT P2P_DIST
+	suite "$name/iommu_bus_address" env P2P_BIN="$top/build/bin" \
+		"$sel/iommu_bus_address.sh"
+fi
 suite kmemleak "$top/tests/guest/kmemleak.sh"
 # Non-zero when any suite failed: the guest's exit status carries it too.
 exit $worst
