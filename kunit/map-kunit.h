@@ -7,7 +7,9 @@
  * (kunit_vm_mmap()). The BAR's CPU range is address space above 4 GiB
  * that the suite reserves and that nothing backs: a static stub stands in
  * for the clearing (p2p_clean()), so nothing reads or writes it; pages
- * are inserted and unmapped, never touched. Included by p2pdma-kunit.h.
+ * are inserted and unmapped, never touched. Then the check that revokes
+ * a mapping an unbind could not see (p2p_mmap_check_fn()), on a shared
+ * mapping of a shmem file. Included by p2pdma-kunit.h.
  *
  *   7e57:00 (Intel 0x2020), window CPU = bus mp_reserved
  *     root port - P (BAR 0: 64-bit, MP_BAR_SIZE, all of it registered)
@@ -256,9 +258,83 @@ static void mp_waits_for_idle_reference_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, len), 0);
 }
 
+static void mp_fput(void *file)
+{
+	fput(file);
+}
+
+/*
+ * The check that an mmap() of allocate queues for its way back to
+ * userspace (p2p_mmap_check_fn()), run with the provider's state as an
+ * unbind's p2p_close_start() leaves it (@closing) or as a bound one has
+ * it. The mapping is one of a shmem file of the test's own, linked into
+ * the file's address_space as allocate's is once mmap() returns; it holds
+ * four pages of P. Returns how many of them are still mapped after the
+ * check; every page is back in the pool at the end.
+ */
+static int mp_check_after(struct kunit *test, bool closing)
+{
+	const size_t len = 4 * PAGE_SIZE;
+	unsigned long uaddr, done, i;
+	struct p2p_mmap_check *mc;
+	struct vm_area_struct *vma;
+	struct file *file;
+	int mapped = 0;
+	void *kaddr;
+
+	file = shmem_file_setup("p2pdma-kunit", len, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mp_fput, file), 0);
+	uaddr = kunit_vm_mmap(test, file, 0, len, PROT_READ | PROT_WRITE,
+			      MAP_SHARED, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, !uaddr || IS_ERR_VALUE(uaddr),
+			       "kunit_vm_mmap: %ld", (long)uaddr);
+	mc = kzalloc(sizeof(*mc), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mc);
+	/* One reference for each page and one for the check, as mmap(). */
+	kaddr = p2p_alloc(mp_p->pdev, len, (len >> PAGE_SHIFT) + 1, false);
+	KUNIT_ASSERT_NOT_NULL(test, kaddr);
+	mmap_write_lock(current->mm);
+	vma = vma_lookup(current->mm, uaddr);
+	KUNIT_ASSERT_NOT_NULL(test, vma);
+	KUNIT_ASSERT_EQ(test, p2p_map_pages(vma, kaddr, len >> PAGE_SHIFT, &done), 0);
+	mmap_write_unlock(current->mm);
+
+	mc->pdev = mp_p->pdev;
+	mc->file = get_file(file);
+	mc->ref = &virt_to_page(kaddr)->pgmap->ref;
+	WRITE_ONCE(mp_p2p()->closing, closing);
+	p2p_mmap_check_fn(&mc->work);
+	WRITE_ONCE(mp_p2p()->closing, false);
+
+	for (i = 0; i < len >> PAGE_SHIFT; i++)
+		mapped += mp_mapped(kaddr + i * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, len), 0);
+	return mapped;
+}
+
+/*
+ * An unbind that started before the new mapping was linked revoked the
+ * file's mappings without it: the check revokes it. (The guest's
+ * mmap-versus-unbind race reaches this only when it lands in a window of
+ * microseconds.)
+ */
+static void mp_check_revokes_when_unbind_started_test(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, mp_check_after(test, true), 0);
+}
+
+/* With no unbind started, the check leaves the mapping alone. */
+static void mp_check_keeps_mapping_of_bound_provider_test(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, mp_check_after(test, false), 4);
+}
+
 static struct kunit_case p2pdma_map_cases[] = {
 	KUNIT_CASE(mp_fatal_signal_stops_mapping_test),
 	KUNIT_CASE(mp_waits_for_idle_reference_test),
+	KUNIT_CASE(mp_check_revokes_when_unbind_started_test),
+	KUNIT_CASE(mp_check_keeps_mapping_of_bound_provider_test),
 	{}
 };
 

@@ -17,6 +17,7 @@
 #include <linux/kmsg_dump.h>
 #include <linux/kthread.h>
 #include <linux/mman.h>
+#include <linux/shmem_fs.h>
 #include <linux/percpu-refcount.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>

@@ -196,6 +196,13 @@ void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 extern const struct attribute_group p2pmem_group;
 /* Pages that mmap() of "allocate" clears and inserts at a time: 2 MiB. */
 #define P2P_MAP_BATCH	(SZ_2M / PAGE_SIZE)
+/* The check an mmap() of "allocate" runs on its way back to userspace. */
+struct p2p_mmap_check {
+	struct callback_head work;
+	struct pci_dev *pdev;
+	struct file *file;
+	struct percpu_ref *ref;	/* holds off the unbind until the check */
+};
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Reached only by the KUnit suites (VISIBLE_IF_KUNIT). */
@@ -229,6 +236,7 @@ bool p2p_provider_decodes(struct pci_dev *pdev);
 void p2p_pool_put(struct pci_p2pdma *p2p, unsigned long addr, size_t size);
 int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 		  unsigned long npages, unsigned long *done);
+void p2p_mmap_check_fn(struct callback_head *work);
 #endif
 
 #endif /* _DRIVERS_PCI_P2PDMA_P2PDMA_H */

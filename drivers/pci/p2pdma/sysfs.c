@@ -182,14 +182,7 @@ VISIBLE_IF_KUNIT int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
  * each mmap() looks again on its way back to userspace, once the mapping
  * is linked (or was torn down), and revokes it if the unbind has started.
  */
-struct p2p_mmap_check {
-	struct callback_head work;
-	struct pci_dev *pdev;
-	struct file *file;
-	struct percpu_ref *ref;	/* holds off the unbind until the check */
-};
-
-static void p2p_mmap_check_fn(struct callback_head *work)
+VISIBLE_IF_KUNIT void p2p_mmap_check_fn(struct callback_head *work)
 {
 	struct p2p_mmap_check *mc = container_of(work, struct p2p_mmap_check,
 						 work);
