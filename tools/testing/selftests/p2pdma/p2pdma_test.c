@@ -422,39 +422,6 @@ TEST_F(p2pmem, process_exit_returns_memory)
 	EXPECT_EQ(self->avail, available(self->mem.bdf));
 }
 
-/*
- * No data reaches another process: a child fills a mapping and exits; the
- * next mapping of the same size (first-fit hands back the same range)
- * reads as zero. Linux 6.12 shows the child's bytes.
- */
-TEST_F(p2pmem, new_mapping_reads_zero_after_another_process)
-{
-	unsigned char *p;
-	int status;
-	long at;
-	pid_t pid;
-
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		p = map_p2p(self->fd, 2 * MIB);
-		if (p == MAP_FAILED)
-			_exit(1);
-		fill(p, 2 * MIB, 41);
-		_exit(first_nonzero(p, 2 * MIB) < 0 ? 2 : 0);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died of signal %d", WTERMSIG(status));
-	ASSERT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(self->avail, available(self->mem.bdf));
-
-	p = map_p2p(self->fd, 2 * MIB);
-	ASSERT_NE(MAP_FAILED, p);
-	at = first_nonzero(p, 2 * MIB);
-	EXPECT_EQ(-1, at) TH_LOG("byte %ld of the new mapping is %#x, not 0", at, p[at]);
-	munmap(p, 2 * MIB);
-}
-
 TEST_F(p2pmem, map_private_is_einval)
 {
 	void *p = mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE, self->fd, 0);
@@ -910,6 +877,46 @@ static void frames_of(struct __test_metadata *_metadata, const unsigned char *p,
 	ASSERT_NE(0, pfn[0]) TH_LOG("no frame in /proc/self/pagemap (not root?)");
 	ASSERT_EQ(pfn[0] + len / 4096 - 1, pfn[1])
 		TH_LOG("the mapping is not one range of P2P memory");
+}
+
+/*
+ * No data reaches another process: a child fills a mapping, sends its
+ * frames and exits; the next mapping that gets those frames reads them as
+ * zero. Linux 6.12 shows the child's bytes.
+ */
+TEST_F(p2pmem, new_mapping_reads_zero_after_another_process)
+{
+	const size_t len = 2 * MIB;
+	uint64_t pfn[2] = {};
+	unsigned char *p;
+	int status, fds[2];
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(fds));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(fds[0]);
+		p = map_p2p(self->fd, len);
+		if (p == MAP_FAILED)
+			_exit(1);
+		fill(p, len, 41);
+		pfn[0] = pfn_of(p);
+		pfn[1] = pfn_of(p + len - 4096);
+		if (write(fds[1], pfn, sizeof(pfn)) != sizeof(pfn))
+			_exit(3);
+		_exit(first_nonzero(p, len) < 0 ? 2 : 0);
+	}
+	close(fds[1]);
+	ASSERT_EQ((ssize_t)sizeof(pfn), read(fds[0], pfn, sizeof(pfn)));
+	close(fds[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died of signal %d", WTERMSIG(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_NE(0, pfn[0]) TH_LOG("no frame in /proc/self/pagemap (not root?)");
+	ASSERT_EQ(pfn[0] + len / 4096 - 1, pfn[1])
+		TH_LOG("the child's mapping is not one range of P2P memory");
+	next_mapping_reads_zero(_metadata, self, len, pfn, "another process's writes");
 }
 
 /*
