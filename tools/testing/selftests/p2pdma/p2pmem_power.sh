@@ -14,6 +14,12 @@
 # functions QEMU emulates keep their state (No_Soft_Reset).
 # Environment: P2P_MEM, serial of an NVMe whose CMB is P2P memory and
 # which has the PCI Power Management capability.
+#
+# Then the other side: memory that came back unwritten stays clean. The
+# D0 mapping of all available memory cleared it and was unmapped without
+# a write, so none of it may hold data: a mapping of all of it again,
+# with the provider in D3hot, has nothing to clear and must succeed (were
+# any page counted dirty, it would fail with EIO as above).
 dir=$(dirname "$0")
 # shellcheck source=/dev/null
 . "$dir/../kselftest/ktap_helpers.sh"
@@ -29,7 +35,7 @@ if [ -z "$bdf" ] || [ ! -d "$dev/p2pmem" ] ||
 	ktap_skip_all "needs an NVMe with P2P memory (P2P_MEM) and the PCI PM capability"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 5
+ktap_set_plan 7
 
 d0() { setpci -s "$bdf" CAP_PM+4.w=0000:0003; }
 trap d0 EXIT
@@ -58,4 +64,14 @@ d0
 out=$("$dir/p2pmem_hold" map "$bdf" "$avail" 2>&1)
 p2p_check back_in_d0_mapping_reads_zero "$([ "$out" = "zero ok" ]; echo $?)" \
 	"p2pmem_hold: $out (PMCSR $(setpci -s "$bdf" CAP_PM+4.w))"
+
+setpci -s "$bdf" CAP_PM+4.w=0003:0003
+echo "p2pmem_power: mapping $avail clean bytes in D3hot" > /dev/kmsg
+out=$("$dir/p2pmem_hold" map "$bdf" "$avail" 2>&1)
+p2p_check unwritten_memory_stays_clean_no_clearing_in_d3hot \
+	"$([[ $out != *error* ]]; echo $?)" "p2pmem_hold: $out"
+log=$(dmesg | sed -n '/p2pmem_power: mapping .* clean bytes/,$p')
+p2p_check clean_mapping_in_d3hot_logs_nothing \
+	"$([[ $log != *"$bdf: P2PDMA"* ]]; echo $?)" "kernel log: $(tail -n 2 <<< "$log")"
+d0
 ktap_finished
