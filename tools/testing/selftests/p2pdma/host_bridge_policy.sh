@@ -11,9 +11,14 @@
 # allowed with allow rules, by domain:bus and by vendor:device; one whose
 # route goes through the host bridge by default ("hostbridge-amd": AMD
 # Zen) is refused with deny rules. Every change is undone at the end.
+# A machine that boots with a deny rule for a host bridge that only one
+# NVMe sits below (P2P_BOOT_DENIED) shows what the boot-time rule does:
+# that route is refused by the override, a copy over it fails, and it
+# goes through the host bridge once the rule is gone.
 # Environment: P2P_MEM, P2P_SRC (NVMe serials), P2P_EXPECT_SRC (the
-# default map type from the provider to the source), P2P_BIN (directory
-# of p2pcopy; default: the checkout's build/bin).
+# default map type from the provider to the source), P2P_BOOT_DENIED
+# (optional: serial of the NVMe the boot rule cuts off), P2P_BIN
+# (directory of p2pcopy; default: the checkout's build/bin).
 dir=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
 . "$dir/../kselftest/ktap_helpers.sh"
@@ -39,7 +44,17 @@ refused | through-host-bridge) ;;
 	exit "$KSFT_SKIP"
 	;;
 esac
-if [ "$P2P_EXPECT_SRC" = refused ]; then ktap_set_plan 20; else ktap_set_plan 19; fi
+if [ -n "${P2P_BOOT_DENIED:-}" ]; then
+	denied=$(nvme_bdf "$P2P_BOOT_DENIED") && denied_blk=$(nvme_blk "$P2P_BOOT_DENIED")
+	if [ -z "${denied_blk:-}" ]; then
+		ktap_skip_all "no NVMe $P2P_BOOT_DENIED (P2P_BOOT_DENIED)"
+		exit "$KSFT_SKIP"
+	fi
+fi
+plan=19
+[ "$P2P_EXPECT_SRC" = refused ] && plan=20
+[ -n "${P2P_BOOT_DENIED:-}" ] && plan=$((plan + 5))
+ktap_set_plan $plan
 
 # result NAME WANT GOT
 result() {
@@ -51,10 +66,11 @@ result() {
 	fi
 }
 
-# field N: field N of the routes line from the provider to the source
-# (3 map_type, 4 distance, 5 policy, 8 reason: the rest of the line)
+# field N [CLIENT]: field N of the routes line from the provider to the
+# source, or to CLIENT (3 map_type, 4 distance, 5 policy, 8 reason: the
+# rest of the line)
 field() {
-	awk -v p="$mem" -v c="$src" -v n="$1" '$1 == p && $2 == c {
+	awk -v p="$mem" -v c="${2:-$src}" -v n="$1" '$1 == p && $2 == c {
 		if (n < 8) { print $n; exit }
 		for (i = 1; i < 8; i++) sub(/^[^ ]* /, "")
 		print; exit }' "$routes"
@@ -93,12 +109,12 @@ logged_since() {
 	dmesg | sed -n "/host_bridge_policy.sh: mark $marks\$/,\$p" | grep -cF "$1"
 }
 
-# copy: O_DIRECT from the source into the provider's P2P memory, then to
-# the provider's own namespace; prints "ok", "refused" (EREMOTEIO on the
-# read) or what went wrong.
+# copy [SOURCE]: O_DIRECT from the source (or the block device SOURCE)
+# into the provider's P2P memory, then to the provider's own namespace;
+# prints "ok", "refused" (EREMOTEIO on the read) or what went wrong.
 copy() {
 	local rc
-	"$p2pcopy" -m "$mem" -s "$src_blk" -d "$own" -n $((4 << 20)) -c 1048576 \
+	"$p2pcopy" -m "$mem" -s "${1:-$src_blk}" -d "$own" -n $((4 << 20)) -c 1048576 \
 		-S $((40 << 20)) -D $((40 << 20)) >/dev/null 2>/tmp/p2pcopy.err
 	rc=$?
 	case $rc in
@@ -113,6 +129,8 @@ copy() {
 
 dd if=/dev/urandom of=/tmp/policy.pattern bs=1M count=4 status=none
 dd if=/tmp/policy.pattern of="$src_blk" bs=1M seek=40 oflag=direct conv=fsync status=none
+[ -n "${denied_blk:-}" ] &&
+	dd if=/tmp/policy.pattern of="$denied_blk" bs=1M seek=40 oflag=direct conv=fsync status=none
 
 # --- the knob and the command line ---------------------------------------
 boot=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^pci_p2pdma\.host_bridges=//p' | tail -n 1)
@@ -125,6 +143,20 @@ else
 fi
 result boot_policy_logged_once "$want" \
 	"$(dmesg | grep -c "host bridge policy from the command line: $boot\$")"
+
+# --- what the boot-time rule decides ---------------------------------------
+# The copy first, as below: the routes file would work the route out again.
+if [ -n "${P2P_BOOT_DENIED:-}" ]; then
+	result boot_rule_copy_refused_eremoteio refused "$(copy "$denied_blk")"
+	result boot_rule_route_refused_by_override "refused override" \
+		"$(field 3 "$denied") $(field 5 "$denied")"
+	result boot_rule_named_in_reason 1 \
+		"$(field 8 "$denied" | grep -c "denied by pci_p2pdma.host_bridges rule $boot\$")"
+	set_knob "" >/dev/null
+	result without_boot_rule_copy_bytes_match ok "$(copy "$denied_blk")"
+	set_knob "$boot" >/dev/null
+	result boot_rule_back_copy_refused_eremoteio refused "$(copy "$denied_blk")"
+fi
 
 # --- malformed values: EINVAL, a reason in dmesg, nothing changed ----------
 bad=0
