@@ -44,6 +44,11 @@ for size in 64m:64 1g:1024; do
 done
 
 # Metric 7: O_DIRECT reads from one NVMe into P2P memory, then into RAM.
+# Mapping right after a writer gave 64 MiB back (dirty): what preferring
+# clean memory saves.
+us=$("$p2pbench" mmap "$big" $((64 << 20)) 7 notouch afterdirty) || exit 1
+echo "BENCH mmap_notouch_after_dirty_64m $us"
+
 nvme=$(nvme_blk "$BENCH_NVME") || exit 1
 for via in p2p ram; do
 	buf=$via

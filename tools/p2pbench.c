@@ -2,14 +2,17 @@
 /*
  * p2pbench - the userspace half of `make bench`, run in the guest.
  *
- * Usage: p2pbench mmap BDF BYTES REPS [notouch] [split]
+ * Usage: p2pbench mmap BDF BYTES REPS [notouch] [split] [afterdirty]
  *          mmap BYTES of /sys/bus/pci/devices/<BDF>/p2pmem/allocate,
  *          write one byte in every page (not with "notouch"), munmap;
  *          prints the time of the fastest round in microseconds (open,
  *          mmap, touch, munmap, close); with "split", one line "TOTAL MMAP
  *          MUNMAP": that, then the fastest mmap() call and the fastest
  *          munmap() call, each the best of its own REPS (so MMAP + MUNMAP
- *          may come from different rounds)
+ *          may come from different rounds); with "afterdirty", each timed
+ *          round follows an untimed one of the same size that writes
+ *          every page: the memory a writer just gave back is dirty, and
+ *          the timed round shows what mapping costs then
  *        p2pbench read (BDF | ram) DEV BYTES CHUNK REPS
  *          read BYTES of DEV with O_DIRECT, CHUNK at a time, into one
  *          CHUNK buffer of P2P memory mmapped from BDF, or of host RAM;
@@ -128,18 +131,21 @@ static double bench_read(const char *via, const char *dev, size_t bytes, size_t 
 	return bytes / t / 1e6;
 }
 
-/* The optional words of "mmap" (argv[5...]): notouch, split, each once. */
-static int mmap_words(int argc, char **argv, int *touch, int *split)
+/* The optional words of "mmap" (argv[5...]): notouch, split, afterdirty, each once. */
+static int mmap_words(int argc, char **argv, int *touch, int *split, int *dirty)
 {
 	int i;
 
 	*touch = 1;
 	*split = 0;
+	*dirty = 0;
 	for (i = 5; i < argc; i++) {
 		if (!strcmp(argv[i], "notouch") && *touch)
 			*touch = 0;
 		else if (!strcmp(argv[i], "split") && !*split)
 			*split = 1;
+		else if (!strcmp(argv[i], "afterdirty") && !*dirty)
+			*dirty = 1;
 		else
 			return -1;
 	}
@@ -149,16 +155,21 @@ static int mmap_words(int argc, char **argv, int *touch, int *split)
 int main(int argc, char **argv)
 {
 	double v[MAX_REPS], vmap[MAX_REPS], vunmap[MAX_REPS];
-	int reps, i, lowest = 1, touch, split = 0;
+	int reps, i, lowest = 1, touch, split = 0, dirty;
+	double ignored[2];
 
-	if (argc >= 5 && argc <= 7 && !strcmp(argv[1], "mmap") &&
-	    !mmap_words(argc, argv, &touch, &split)) {
+	if (argc >= 5 && argc <= 8 && !strcmp(argv[1], "mmap") &&
+	    !mmap_words(argc, argv, &touch, &split, &dirty)) {
+		size_t len = strtoull(argv[3], NULL, 0);
+
 		reps = atoi(argv[4]);
 		if (reps < 1 || reps > MAX_REPS)
 			return 2;
-		for (i = 0; i < reps; i++)
-			v[i] = bench_mmap(argv[2], strtoull(argv[3], NULL, 0), touch,
-					  &vmap[i], &vunmap[i]);
+		for (i = 0; i < reps; i++) {
+			if (dirty)
+				bench_mmap(argv[2], len, 1, &ignored[0], &ignored[1]);
+			v[i] = bench_mmap(argv[2], len, touch, &vmap[i], &vunmap[i]);
+		}
 		if (split) {
 			printf("%.0f %.0f %.0f\n", extreme(v, reps, 1),
 			       extreme(vmap, reps, 1), extreme(vunmap, reps, 1));
@@ -174,7 +185,7 @@ int main(int argc, char **argv)
 			v[i] = bench_read(argv[2], argv[3], bytes, chunk);
 		lowest = 0;
 	} else {
-		fprintf(stderr, "usage: p2pbench mmap BDF BYTES REPS [notouch] [split]\n"
+		fprintf(stderr, "usage: p2pbench mmap BDF BYTES REPS [notouch] [split] [afterdirty]\n"
 			"       p2pbench read (BDF|ram) DEV BYTES CHUNK REPS\n");
 		return 2;
 	}
