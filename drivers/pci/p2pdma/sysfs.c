@@ -130,7 +130,7 @@ static void p2p_wait_idle_ref(struct page *page)
  * *@done to the number of pages inserted; the caller returns the others.
  */
 VISIBLE_IF_KUNIT int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
-				    unsigned long npages, unsigned long *done)
+				   unsigned long npages, unsigned long *done)
 {
 	struct p2p_region *region = to_p2p_region(virt_to_page(kaddr)->pgmap);
 	unsigned long n, left, i;
