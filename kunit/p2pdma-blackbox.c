@@ -28,7 +28,7 @@
  *     root port - K1
  *     root port - K2
  *
- * The downstream ports have an ACS capability, all controls off. Every
+ * The downstream ports and F0 have an ACS capability, all controls off. Every
  * endpoint has a 2 MiB 64-bit BAR 0 in a range of physical address space
  * that the suite reserves above 4 GiB, so that pci_p2pdma_add_resource()
  * can create ZONE_DEVICE pages for it. Nothing ever reads or writes that
@@ -112,6 +112,8 @@ static int bb_build(struct fake_pci *fp)
 		return -ENOMEM;
 	bb_ep[F0] = mfd[0];
 	bb_ep[F1] = mfd[1];
+	/* Controls off: bb_route_self_acs_redirect() turns one on. */
+	fake_add_acs(bb_ep[F0]);
 	bb_ep[C] = fake_endpoint(bb_dsp[3], 1, NULL);
 	rp = fake_root_port(h);
 	if (!rp)
@@ -289,6 +291,34 @@ static void bb_route_self(struct kunit *test)
 	bb_provide(test, A, false);
 	KUNIT_EXPECT_EQ(test, bb_dist(A, A), 0);
 	KUNIT_EXPECT_EQ(test, bb_map(test, A, bb_client(A)),
+			PCI_P2PDMA_MAP_BUS_ADDR);
+}
+
+/*
+ * A function whose own ACS Control redirects peer requests, reaching its
+ * own memory: that request never leaves the function (PCIe r6.0 sec
+ * 6.12). The contract leaves the answer open: 6.12 refuses the route,
+ * ours gives distance 0 and bus addresses (p2pdma.rst, "Differences from
+ * Linux 6.12"; found by the route fuzzing). Either way the distance and
+ * the map type agree with each other.
+ */
+static void bb_route_self_acs_redirect(struct kunit *test)
+{
+	enum pci_p2pdma_map_type map;
+	bool consistent;
+	int dist;
+
+	bb_provide(test, F0, false);
+	fake_set_acs_ctrl(bb_ep[F0], PCI_ACS_RR);
+	dist = bb_dist(F0, F0);
+	map = bb_map(test, F0, bb_client(F0));
+	kunit_info(test, "observed: own memory, own ACS P2P Request Redirect on: distance %d, map type %d\n",
+		   dist, map);
+	consistent = (dist == 0 && map == PCI_P2PDMA_MAP_BUS_ADDR) ||
+		     (dist < 0 && map == PCI_P2PDMA_MAP_NOT_SUPPORTED);
+	KUNIT_EXPECT_TRUE(test, consistent);
+	/* Its sibling is redirected all the same. */
+	KUNIT_EXPECT_NE(test, bb_map(test, F0, bb_client(F1)),
 			PCI_P2PDMA_MAP_BUS_ADDR);
 }
 
@@ -795,6 +825,7 @@ static struct kunit_case bb_cases[] = {
 	KUNIT_CASE(bb_add_resource_invalid),
 	KUNIT_CASE(bb_route_self),
 	KUNIT_CASE(bb_route_multifunction),
+	KUNIT_CASE(bb_route_self_acs_redirect),
 	KUNIT_CASE(bb_route_switch),
 	KUNIT_CASE(bb_route_unknown_host_bridge),
 	KUNIT_CASE(bb_route_acs_rr_client_port),

@@ -70,7 +70,7 @@ run_one() {
 	[ $# = 0 ] || suite=p2pdma_fuzz
 	echo "test-upstream: kunit.py ${args[0]}, $name ($bdir)"
 	(cd "$tree" && nice -n 19 ./tools/testing/kunit/kunit.py "${args[@]}" --arch=x86_64 \
-		--build_dir="$bdir" --raw_output=all "$@") > "$outdir/$name.log" 2>&1 || rc=$?
+		--build_dir="$bdir" --raw_output=all --timeout=3600 "$@") > "$outdir/$name.log" 2>&1 || rc=$?
 	if ! grep -Eq "^[[:space:]]*(\[[^]]*\] )?(not )?ok [0-9]+ $suite" "$outdir/$name.log"; then
 		echo "test-upstream: the $name kernel did not finish $suite (status $rc); see $outdir/$name.log" >&2
 		tail -n 30 "$outdir/$name.log" >&2
@@ -93,10 +93,15 @@ if [ "$build" = 1 ]; then
 	trap - EXIT
 fi
 # The route fuzzing (kunit/p2pdma-fuzz.c) ran above under QEMU's default
-# CPU, which is not AMD Zen; once more on a Zen guest, fuzzing only.
+# CPU, which is not AMD Zen; once more on a Zen guest, fuzzing only, both
+# kernels side by side (one vCPU each).
 zen=(--qemu_args=-cpu --qemu_args=EPYC --kernel_args=kunit.filter_glob=p2pdma_fuzz)
-run_one ours-zen "$bd_ours" "${zen[@]}"
-run_one 6.12-zen "$bd_up" "${zen[@]}"
+run_one ours-zen "$bd_ours" "${zen[@]}" &
+zen_ours=$!
+rc=0
+run_one 6.12-zen "$bd_up" "${zen[@]}" || rc=1
+wait "$zen_ours" || rc=1
+[ "$rc" = 0 ] || exit 1
 
 # The two kernels must have been built from the two P2PDMA cores: only
 # ours has p2p_policy_seq_begin() (drivers/pci/p2pdma/host-bridge.c).
