@@ -5,9 +5,11 @@
 #   build/out-<flavour>/arch/x86/boot/bzImage
 # The configuration is x86_64 allnoconfig plus config/base.config plus
 # config/<flavour>.config; every line of the fragments must survive Kconfig,
-# or the build stops and names the lines that did not.
+# or the build stops and names the lines that did not. A flavour whose
+# fragment says "# flavour-of: PARENT" gets config/PARENT.config first, so
+# that it states only what differs (kcsan: debug without KASAN, with KCSAN).
 #
-# Usage: scripts/build-kernel.sh release|debug|callers [OUTDIR [MAKE-ARGS...]]
+# Usage: scripts/build-kernel.sh release|debug|kcsan|callers [OUTDIR [MAKE-ARGS...]]
 #   OUTDIR defaults to build/out-<flavour>; MAKE-ARGS (default: bzImage)
 #   let scripts/check.sh build just drivers/pci/ with C=2 W=1 in its own dir;
 #   the callers flavour (modules on) is scripts/check-callers.sh's.
@@ -21,9 +23,10 @@ tree=${KERNEL_TREE:-$top/build/linux-source-6.12}
 out=${2:-$top/build/out-$flavour}
 shift $(( $# < 2 ? $# : 2 ))
 [ $# -gt 0 ] || set -- bzImage
-frags=("$top/config/base.config" "$top/config/$flavour.config" ${EXTRA_CONFIG:+"$EXTRA_CONFIG"})
-
-[ -f "$top/config/$flavour.config" ] || { echo "build-kernel: no flavour '$flavour' (release, debug, callers)" >&2; exit 2; }
+[ -f "$top/config/$flavour.config" ] || { echo "build-kernel: no flavour '$flavour' (release, debug, kcsan, callers)" >&2; exit 2; }
+parent=$(sed -n 's/^# flavour-of: *\([a-z0-9-]*\)$/\1/p' "$top/config/$flavour.config")
+frags=("$top/config/base.config" ${parent:+"$top/config/$parent.config"} "$top/config/$flavour.config"
+       ${EXTRA_CONFIG:+"$EXTRA_CONFIG"})
 "$top/scripts/prepare-tree.sh"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)	# kbuild needs an absolute O=
