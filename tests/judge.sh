@@ -20,7 +20,9 @@
 #    many results as its KTAP plan and as tests/plan says; a KUnit SKIP
 #    fails unless its tests/plan line declares it (skip=PATTERN);
 #  - a checker report in a console log (KASAN, lockdep, kmemleak, WARNING,
-#    BUG, hung task, soft lockup, RCU stall) is a failure.
+#    BUG, hung task, soft lockup, RCU stall) is a failure; so is a KCSAN
+#    report with a frame of our code in a stack (the KCSAN flavour), while
+#    one about code that is not ours is listed, with its stacks, at the end.
 #
 # Usage: tests/judge.sh [--partial] [--print-plan] [DIR]
 #   DIR           the logs of a run (default build/test-runs): for each
@@ -246,6 +248,26 @@ judge_kunit() {
 	done
 }
 
+# judge_kcsan DIR MACHINE CONSOLE: the KCSAN reports of a console log
+# (the KCSAN flavour, scripts/test-kcsan.sh). One whose stacks have a frame
+# of our code (DIR/ours-symbols, which tests/run-all.sh writes) fails;
+# the others are listed with their stacks, as not ours.
+kcsan_notours=""
+judge_kcsan() {
+	local dir=$1 mname=$2 console=$3 kind title stacks syms="" nours=0
+	grep -q 'BUG: KCSAN: ' "$console" || return 0
+	[ -s "$dir/ours-symbols" ] && syms=$dir/ours-symbols
+	while IFS=$'\t' read -r kind title stacks; do
+		if [ "$kind" = ours ]; then
+			nours=$((nours + 1))
+			tap notok "$mname: KCSAN: $title" "$stacks"
+		else
+			kcsan_notours+=$(printf '\n#   %-8s %s: %s' "$mname" "$title" "$stacks")
+		fi
+	done < <("$judge_top/tests/kcsan-reports.sh" "$console" ${syms:+"$syms"})
+	[ "$nours" -gt 0 ] || tap ok "$mname: no KCSAN report about our code"
+}
+
 # The run directory of a machine: DIR/NAME.run, else the "run dir" of its
 # qemu/run.sh output, under the checkout that ran it.
 run_dir() { # DIR NAME
@@ -291,6 +313,7 @@ judge_machine() { # DIR NAME TOPO EXTRA
 	if [[ " ${extra//,/ } " != *" kunit.enable=0 "* ]]; then
 		judge_kunit "$mname" "$console"
 	fi
+	judge_kcsan "$dir" "$mname" "$console"
 	if out=$("$judge_top/qemu/scan-console.sh" "$console"); then
 		tap ok "$mname: console clean (KASAN, lockdep, kmemleak, WARNING, BUG, hung task, RCU stall)"
 	else
@@ -333,7 +356,7 @@ judge_plan() {
 judge_run() {
 	local dir=$1 full=$2 name topo extra i m key mismatch
 	local -a names topos extras
-	obs_cases=() obs_keys=() boots="" timing=""
+	obs_cases=() obs_keys=() boots="" timing="" kcsan_notours=""
 	load_plan "${P2P_PLAN:-$judge_top/tests/plan}"
 	if [ -f "$dir/machines" ]; then
 		while read -r name topo extra; do
@@ -412,6 +435,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	fi
 	echo "TAP version 13"
 	judge_run "$dir" "$full"
+	[ -z "$kcsan_notours" ] || echo "# KCSAN reports about code that is not ours:$kcsan_notours"
 	echo "# time of each boot:$boots"
 	echo "# time of each suite in the guest:$timing"
 	echo "1..$n"
