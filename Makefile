@@ -8,7 +8,8 @@
 #   make test                  debug kernel: every suite, TAP, N passed/N failed
 #   make bench [BENCH_REPS=5]  our P2PDMA against the tree's own: table, CSV, PNG
 #   make test-upstream         black-box KUnit and guest suites on ours and on the tree's own
-#   make kernel-release | kernel-debug | selftests | deps | clean
+#   make test-kcsan            KCSAN kernel: KUnit and the concurrency cases, data races judged
+#   make kernel-release | kernel-debug | kernel-kcsan | selftests | deps | clean
 #
 # TOPO selects a file in qemu/topologies/ (switch, hostbridge, mfd, acs, ...),
 # or several joined by '+'; tests/machines lists what make test boots.
@@ -16,15 +17,15 @@
 TOPO ?= switch
 TIMEOUT ?= 600
 
-.PHONY: all run test deps kernel-release kernel-debug tools selftests clean check patch bench \
-	test-upstream
+.PHONY: all run test deps kernel-release kernel-debug kernel-kcsan tools selftests clean check \
+	patch bench test-upstream test-kcsan
 
 all: kernel-release
 
 deps:
 	@scripts/deps.sh
 
-kernel-release kernel-debug: kernel-%: deps
+kernel-release kernel-debug kernel-kcsan: kernel-%: deps
 	@scripts/build-kernel.sh $*
 
 tools: deps build/bin/p2pcopy build/bin/p2pmap build/bin/p2pbench build/bin/p2pdma
@@ -51,6 +52,11 @@ test: kernel-debug tools selftests
 
 bench: tools
 	@scripts/bench.sh
+
+# Not part of 'make test' or CI (README, "make test-kcsan"): the KCSAN
+# flavour on the machines that run KUnit and the concurrency cases.
+test-kcsan: deps tools selftests
+	@scripts/test-kcsan.sh
 
 # Not part of 'make test' or CI: two KUnit kernels, one table.
 test-upstream: deps tools selftests

@@ -136,7 +136,7 @@ for t in "${topo_names[@]}"; do
 	# shellcheck source=/dev/null
 	. "$top/qemu/topologies/$t.sh"
 done
-[ "$flavour" = debug ] && mem=2G
+case $flavour in debug | kcsan) mem=2G ;; esac
 
 accel=${ACCEL:-}
 if [ -z "$accel" ]; then

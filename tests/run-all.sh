@@ -19,6 +19,8 @@
 # Usage: tests/run-all.sh [MACHINE | TOPO[+TOPO...]]...  (default: all machines)
 # Environment: TEST_TIMEOUT per boot in seconds (default 1800), P2P_JOBS,
 # TEST_KERNEL another bzImage to boot (e.g. one with a fault injected),
+# TEST_FLAVOUR the kernel flavour (default debug; kcsan: scripts/test-kcsan.sh),
+# TCG_THREAD the TCG threading of each guest (default single, see below),
 # P2P_RESULTS a file to which each result is also written as one line
 # "ok|notok|skip<TAB>name<TAB>detail" (scripts/test-upstream.sh).
 set -uo pipefail
@@ -60,7 +62,8 @@ echo "TAP version 13"
 
 # The kernel under test must be built from our P2PDMA core (the directory
 # drivers/pci/p2pdma/) and header, not the tree's p2pdma.c.
-tree=$top/build/linux-source-6.12 out=$top/build/out-debug
+flavour=${TEST_FLAVOUR:-debug}
+tree=$top/build/linux-source-6.12 out=$top/build/out-$flavour
 ours_built() {
 	local f
 	[ "$(readlink "$tree/include/linux/pci-p2pdma.h")" = "$top/include/linux/pci-p2pdma.h" ] || return 1
@@ -71,10 +74,14 @@ ours_built() {
 	grep -q "$(sed -n 's/.*"\(P2PDMA to\/from client\) .*/\1/p' "$top/drivers/pci/p2pdma/route.c")" "$out/vmlinux"
 }
 if ours_built; then
-	tap ok "debug kernel is built from our drivers/pci/p2pdma/ and pci-p2pdma.h"
+	tap ok "$flavour kernel is built from our drivers/pci/p2pdma/ and pci-p2pdma.h"
 else
-	tap notok "debug kernel is built from our drivers/pci/p2pdma/ and pci-p2pdma.h"
+	tap notok "$flavour kernel is built from our drivers/pci/p2pdma/ and pci-p2pdma.h"
 fi
+# The functions of our code, by which tests/judge.sh tells a KCSAN report
+# about our code from the others.
+nm "$out/drivers/pci/p2pdma/built-in.a" "$out/drivers/pci/p2pmem-bar.o" 2>/dev/null |
+	awk '$2 ~ /^[tTwW]$/ { print $3 }' | sort -u > "$runs/ours-symbols"
 
 # Probe the accelerator once, before boots run side by side.
 [ -f "$top/build/accel" ] || "$top/qemu/probe-accel.sh" "$out/arch/x86/boot/bzImage" > "$top/build/accel"
@@ -97,10 +104,12 @@ boot() {
 	# (21 s by default) reported the jump; stalls still count after 60 s.
 	# TCG_THREAD=single: QEMU 10's multi-threaded TCG once aborted in
 	# iotlb_to_section() while a guest programmed BARs; the guests run side
-	# by side anyway, so one host thread each loses nothing.
-	KERNEL=${TEST_KERNEL:-$out/arch/x86/boot/bzImage} RUN_NAME=$name TCG_THREAD=single \
+	# by side anyway, so one host thread each loses nothing. The KCSAN
+	# run asks for multi: its vCPUs must run at the same time for a
+	# watchpoint of one to see the other's access.
+	KERNEL=${TEST_KERNEL:-$out/arch/x86/boot/bzImage} RUN_NAME=$name TCG_THREAD=${TCG_THREAD:-single} \
 		CMDLINE_EXTRA="watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=60 ${extra//,/ }" \
-		"$co/qemu/run.sh" -q -k debug -t "$topo" -T "$timeout" -- "$@" > "$runs/$name.out" 2>&1
+		"$co/qemu/run.sh" -q -k "$flavour" -t "$topo" -T "$timeout" -- "$@" > "$runs/$name.out" 2>&1
 	rc=$?
 	echo $rc > "$runs/$name.rc"
 	echo $(($(date +%s) - start)) > "$runs/$name.secs"
@@ -145,6 +154,7 @@ if [ -n "$co" ]; then
 fi
 judge_run "$runs" "$full"
 
+[ -z "$kcsan_notours" ] || echo "# KCSAN reports about code that is not ours:$kcsan_notours"
 echo "# time of each boot (P2P_JOBS=$jobs side by side; wall $wall s):$boots"
 echo "# time of each suite in the guest:$timing"
 echo "1..$n"

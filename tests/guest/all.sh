@@ -118,5 +118,12 @@ if [ -n "${P2P_IOMMU_BUS:-}" ]; then
 		"$sel/iommu_bus_address.sh"
 fi
 suite kmemleak "$top/tests/guest/kmemleak.sh"
+# The KCSAN flavour: what KCSAN watched, outside any suite (a comment of
+# the judged output), to show that it ran.
+kcsan=/sys/kernel/debug/kcsan
+if [ -r $kcsan ]; then
+	echo "KCSAN counters:"
+	grep -E 'enabled|used_watchpoints|setup_watchpoints|data_races|assert_failures|no_capacity|report_races|races_unknown_origin' $kcsan | sed 's/^/  /'
+fi
 # Non-zero when any suite failed: the guest's exit status carries it too.
 exit $worst
