@@ -189,7 +189,8 @@ static void p2p_run_flush(struct pci_p2pdma *p2p, struct p2p_cpu_cache *c)
 	WRITE_ONCE(c->bytes, c->bytes - (c->run_pages << PAGE_SHIFT));
 	smp_wmb();	/* pairs with smp_rmb() in p2p_available() */
 	p2p_pool_put(p2p, c->run_start, c->run_pages << PAGE_SHIFT);
-	c->run_pages = 0;
+	/* Read without the lock by p2p_runs_flush(). */
+	WRITE_ONCE(c->run_pages, 0);
 }
 
 /*
@@ -225,7 +226,7 @@ void p2p_run_add(struct pci_p2pdma *p2p, struct p2p_region *region,
 		p2p_run_flush(p2p, c);
 	if (!c->run_pages)
 		c->run_start = addr;
-	c->run_pages++;
+	WRITE_ONCE(c->run_pages, c->run_pages + 1);
 	WRITE_ONCE(c->bytes, c->bytes + PAGE_SIZE);
 	spin_unlock_irqrestore(&c->lock, flags);
 }
