@@ -114,6 +114,12 @@ VISIBLE_IF_KUNIT bool p2p_provider_decodes(struct pci_dev *pdev)
  * kernel maps BAR memory uncached, where a store of 8 bytes is the most one
  * instruction writes (memset64()).
  *
+ * The dirty bits of the pages held are stable (only a page's holder marks
+ * it), but their words also hold the bits of neighbouring pages, which
+ * other CPUs mark at the same time (p2p_mark()'s cmpxchg). find_*_bit()
+ * read whole words plainly; whatever a word holds then, the bits of our
+ * pages in it are right, hence data_race().
+ *
  * Return: 0, or -EIO if the device was not in D0 or not decoding memory,
  * or a read-back was not zero; the pages of that run and those after it
  * stay dirty.
@@ -129,11 +135,14 @@ int p2p_clean(struct p2p_region *region, unsigned long first,
 
 	/* KUnit's mmap() suite stands in for the clearing of a fake BAR. */
 	KUNIT_STATIC_STUB_REDIRECT(p2p_clean, region, first, n);
-	if (find_next_bit(region->dirty, end, i) < end &&
+	/* Our bits are stable, their neighbours' are not: see above. */
+	if (data_race(find_next_bit(region->dirty, end, i)) < end &&
 	    !p2p_provider_decodes(pdev))
 		goto not_decoding;
-	while ((i = find_next_bit(region->dirty, end, i)) < end) {
-		j = find_next_zero_bit(region->dirty, end, i);
+	/* As above. */
+	while ((i = data_race(find_next_bit(region->dirty, end, i))) < end) {
+		/* As above. */
+		j = data_race(find_next_zero_bit(region->dirty, end, i));
 		start = (u64 *)(region->kaddr + (i << PAGE_SHIFT));
 		words = ((j - i) << PAGE_SHIFT) / sizeof(u64);
 		memset64(start, 0, words);
@@ -354,6 +363,13 @@ size_t p2p_available(struct pci_p2pdma *p2p)
  * genalloc algorithm for mmap(): the first free run of @nr pages that are
  * all clean (@data is the provider). Only a preference: p2p_clean() looks
  * at the bits again once the pages are held.
+ *
+ * Both bitmaps change under it, and reading them racily is the design:
+ * genalloc's @map is lockless (gen_pool_alloc_algo_owner() claims the run
+ * found with cmpxchg and searches again if another CPU took a bit of it,
+ * as for its own first-fit), and other CPUs mark their pages dirty or
+ * clean while we look. A stale word costs at most a worse choice, hence
+ * data_race().
  */
 static unsigned long p2p_algo_clean(unsigned long *map, unsigned long size,
 				    unsigned long start, unsigned int nr,
@@ -366,13 +382,16 @@ static unsigned long p2p_algo_clean(unsigned long *map, unsigned long size,
 	if (!region || region->kaddr != start_addr)
 		return size;
 	for (;;) {
-		i = bitmap_find_next_zero_area(map, size, i, nr, 0);
+		/* Racy by design: genalloc claims the run with cmpxchg. */
+		i = data_race(bitmap_find_next_zero_area(map, size, i, nr, 0));
 		if (i >= size)
 			return size;
-		d = find_next_bit(region->dirty, i + nr, i);
+		/* Racy by design: the dirty bits only steer the choice. */
+		d = data_race(find_next_bit(region->dirty, i + nr, i));
 		if (d >= i + nr)
 			return i;
-		i = find_next_zero_bit(region->dirty, size, d);
+		/* As above. */
+		i = data_race(find_next_zero_bit(region->dirty, size, d));
 	}
 }
 
