@@ -14,9 +14,9 @@
 # guest skip, an undeclared KUnit skip (and the same skip declared in a
 # plan), a KUnit suite dropped, a machine not booted, a machine booted
 # alone with the made-up log of issue #22 (e2e, two p2pdma_test cases and
-# kmemleak), an RCU stall in a console log; a KCSAN report with a frame
-# of our code in a console log fails, one about other code is listed and
-# passes.
+# kmemleak), an RCU stall in a console log; a KCSAN report about a race
+# our code made fails, one about other code, also one that other code made
+# below a call of ours, is listed and passes.
 #
 # Usage: tests/judge-selftest.sh [DIR]
 # Prints "judge-selftest: N passed, N failed"; exit status 1 on a failure.
@@ -172,7 +172,7 @@ machines() { # DIR
 # kcsan_report A B: a KCSAN report of a race between functions A and B.
 kcsan_report() {
 	printf '[  99.000000] %s\n' "$(printf '=%.0s' {1..66})" "BUG: KCSAN: data-race in $1 / $2" "" \
-		"write to 0xffff888003a1c0c8 of 8 bytes by task 5 on cpu 1:" " $1+0x1/0x2" " f+0x1/0x2" "" \
+		"write to 0xffff888003a1c0c8 of 8 bytes by task 5 on cpu 1:" " $1+0x1/0x2" " f+0x1/0x2" " g+0x1/0x2" "" \
 		"read to 0xffff888003a1c0c8 of 8 bytes by task 6 on cpu 0:" " $2+0x1/0x2" "" \
 		"Reported by Kernel Concurrency Sanitizer on:" "$(printf '=%.0s' {1..66})"
 }
@@ -233,8 +233,11 @@ mutate() { # LABEL DIR
 		"^not ok [0-9]+ - $m: KCSAN: data-race in p2p_take / tick_do: write by task 5 on cpu 1: p2p_take\+0x1/0x2" -- \
 		bash -c 'echo p2p_take > ours-symbols; kcsan_report p2p_take tick_do >> "$1.run/console.log"' - "$m"
 	expect "$label: a KCSAN report about other code in $m's console" "$base" 0 \
-		"^#   $m +data-race in p2p_take / tick_do: write by task 5 on cpu 1: p2p_take\+0x1/0x2 < f\+0x1/0x2; read by" -- \
+		"^#   $m +data-race in p2p_take / tick_do: write by task 5 on cpu 1: p2p_take\+0x1/0x2 < f\+0x1/0x2 < g\+0x1/0x2; read by" -- \
 		bash -c 'echo other > ours-symbols; kcsan_report p2p_take tick_do >> "$1.run/console.log"' - "$m"
+	expect "$label: a KCSAN report about other code below ours in $m's console" "$base" 0 \
+		"^#   $m +data-race in gen_pool_x / tick_do \(reached through our code\): write by task 5 on cpu 1: gen_pool_x\+0x1/0x2 < f\+0x1/0x2 < p2p_take\+0x1/0x2" -- \
+		bash -c 'echo p2p_take > ours-symbols; kcsan_report gen_pool_x tick_do | sed "s/ g+0x1/ p2p_take+0x1/" >> "$1.run/console.log"' - "$m"
 
 	[ -n "$km" ] || { result notok "$label: a machine with KUnit results"; return; }
 	local con=$km.run/console.log

@@ -249,9 +249,11 @@ judge_kunit() {
 }
 
 # judge_kcsan DIR MACHINE CONSOLE: the KCSAN reports of a console log
-# (the KCSAN flavour, scripts/test-kcsan.sh). One whose stacks have a frame
-# of our code (DIR/ours-symbols, which tests/run-all.sh writes) fails;
-# the others are listed with their stacks, as not ours.
+# (the KCSAN flavour, scripts/test-kcsan.sh). One in which our code made
+# one of the racing accesses (tests/kcsan-reports.sh; DIR/ours-symbols,
+# which tests/run-all.sh writes) fails; the others are listed with their
+# stacks, as not ours, those that another subsystem's code made on its own
+# memory below a call of ours marked as reached through our code.
 kcsan_notours=""
 judge_kcsan() {
 	local dir=$1 mname=$2 console=$3 kind title stacks syms="" nours=0
@@ -261,6 +263,8 @@ judge_kcsan() {
 		if [ "$kind" = ours ]; then
 			nours=$((nours + 1))
 			tap notok "$mname: KCSAN: $title" "$stacks"
+		elif [ "$kind" = through ]; then
+			kcsan_notours+=$(printf '\n#   %-8s %s (reached through our code): %s' "$mname" "$title" "$stacks")
 		else
 			kcsan_notours+=$(printf '\n#   %-8s %s: %s' "$mname" "$title" "$stacks")
 		fi

@@ -4,17 +4,23 @@
 # The KCSAN reports of a kernel console log ("BUG: KCSAN: ..." up to the
 # closing line of '='), each classified as ours or not ours, one line each:
 #   ours<TAB>TITLE<TAB>STACKS
+#   through<TAB>TITLE<TAB>STACKS
 #   notours<TAB>TITLE<TAB>STACKS
 # TITLE is the report's line without "BUG: KCSAN: " ("data-race in a / b"),
 # STACKS the top frames of each access ("write by task 12 on cpu 0: f+0x1/0x2
 # < g+0x3/0x4 < ...; read by ...").
 #
-# A report is ours when a frame of either stack is a function of our code:
-# a text symbol of SYMBOLS (tests/run-all.sh writes the symbols of
-# drivers/pci/p2pdma/ and p2pmem-bar.o there, from the kernel it boots);
-# without SYMBOLS, a function whose name contains "p2p". qemu/scan-console.sh
-# leaves KCSAN reports to this script (tests/judge.sh): one about our code
-# fails the run, one about code that is not ours is listed with its stacks.
+# A report is ours when our code made one of the two racing accesses: the
+# first frame of its stack that is not a generic helper working on memory
+# its caller passes (find_*_bit, bitmap_*, mem*, str*) is a function of
+# our code: a text symbol of SYMBOLS (tests/run-all.sh writes the symbols
+# of drivers/pci/p2pdma/ and p2pmem-bar.o there, from the kernel it boots);
+# without SYMBOLS, a function whose name contains "p2p". A race that
+# another subsystem's code made on its own memory, with our code only
+# further down a stack as its caller (genalloc's lockless bitmap, between
+# two allocations of ours), is "through": not ours, listed apart.
+# qemu/scan-console.sh leaves KCSAN reports to this script (tests/judge.sh):
+# one about our code fails the run, the others are listed with their stacks.
 #
 # Usage: tests/kcsan-reports.sh CONSOLE_LOG [SYMBOLS]
 # Exit status: 0, also when there are reports; 2 on usage errors.
@@ -32,17 +38,20 @@ BEGIN {
 			ours[s] = 1
 	depth = 6
 }
+function isours(fn) {
+	return (symfile != "" && (fn in ours)) || (symfile == "" && fn ~ /p2p/)
+}
 function flush() {
 	if (title == "")
 		return
-	printf "%s\t%s\t%s\n", (hit ? "ours" : "notours"), title, stacks
+	printf "%s\t%s\t%s\n", (made ? "ours" : hit ? "through" : "notours"), title, stacks
 	title = ""
 }
 /BUG: KCSAN: / {
 	flush()
 	title = $0
 	sub(/.*BUG: KCSAN: /, "", title)
-	stacks = ""; hit = 0; inrep = 1; frames = -1
+	stacks = ""; hit = 0; made = 0; inrep = 1; frames = -1
 	next
 }
 !inrep { next }
@@ -56,6 +65,7 @@ function flush() {
 	sub(/:$/, "", a)
 	stacks = stacks (stacks == "" ? "" : "; ") a ":"
 	frames = 0
+	accessor = 0
 	next
 }
 /^ *[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+\/0x[0-9a-f]+/ {
@@ -64,8 +74,15 @@ function flush() {
 	f = $1
 	fn = f
 	sub(/\+.*/, "", fn)
-	if ((symfile != "" && (fn in ours)) || (symfile == "" && fn ~ /p2p/))
+	if (isours(fn))
 		hit = 1
+	# The function that made the access: the first one that is not a
+	# generic helper.
+	if (!accessor && fn !~ /^_*(find_|bitmap_|mem[a-z]*$|str[a-z]*$)/) {
+		accessor = 1
+		if (isours(fn))
+			made = 1
+	}
 	if (frames < depth)
 		stacks = stacks (frames == 0 ? " " : " < ") f
 	else if (frames == depth)
