@@ -704,6 +704,122 @@ static void route_verbose_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, what, NULL, NULL), 0);
 }
 
+/*
+ * verbose=false means no log line at all, not only none of the refusal
+ * kind (upstream "Gate the host bridge whitelist warning on verbose"):
+ * a provider below a host bridge not known to route P2P, asked about a
+ * client below that host bridge, one across host bridges and one behind
+ * ACS redirect, by every orchestrator entry point. No line may name the
+ * provider or a client, nor carry the core's prefix. The same calls with
+ * verbose=true log exactly one line per refused client, which shows the
+ * count sees what the core logs.
+ */
+static void route_quiet_test(struct kunit *test)
+{
+	struct pci_dev *p = rt_dev(test, EPU2);
+	const char *pn = pci_name(p);
+	struct device *c[3];
+	struct pci_dev *got;
+	u64 mark;
+	int i;
+
+	c[0] = &rt_dev(test, EPU3)->dev;	/* ACS redirect on UDSP2 */
+	c[1] = &rt_dev(test, EPU1)->dev;	/* other root port, same hb */
+	c[2] = &rt_dev(test, EPA)->dev;		/* other host bridge */
+	fake_set_acs_ctrl(rt[UDSP2], PCI_ACS_RR | PCI_ACS_CR);
+
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 3, false), -1);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, pci_p2pdma_distance(p, c[i], false), -1);
+	pci_p2pmem_publish(p, true);	/* no state: does nothing */
+	got = pci_p2pmem_find_many(c, 3);
+	KUNIT_EXPECT_NULL(test, got);
+	pci_dev_put(got);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, pn, NULL, NULL), 0);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "pci-p2pdma",
+					       NULL, NULL), 0);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "P2PDMA", NULL,
+					       NULL), 0);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ_MSG(test, kunit_kmsg_count(test, mark,
+							   dev_name(c[i]),
+							   NULL, NULL),
+				    0, "client %d", i);
+
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 3, true), -1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, pn, NULL, NULL), 3);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, pn,
+					       "ACS redirect on",
+					       pci_name(rt[UDSP2]->pdev)), 1);
+}
+
+/*
+ * The reason of a refusal stays in its buffer however many functions
+ * redirect (upstream "Safely terminate ACS redirect lists"). Every bridge
+ * of two nested switch levels between EPC and EPD, the root port above
+ * them too, redirects, and a deny rule refuses the host bridge path. The
+ * reason names the first redirecting function on the provider's side
+ * (DSP1A), never a list, and the verbose line says exactly that. Given
+ * any buffer from 1 byte up to one more than the whole reason, it writes
+ * the reason cut to fit and NUL-terminated, and no byte past the buffer.
+ */
+static void route_reason_bounded_test(struct kunit *test)
+{
+	static const enum rt_node rdr[] = {
+		DSP1A, USP1, DSP0C, USP0, DSP0D, USP2, DSP2A, RP1,
+	};
+	struct pci_dev *p = rt_dev(test, EPC), *q = rt_dev(test, EPD);
+	struct device *client = &q->dev;
+	const size_t canary = 64;
+	char *want, *buf, *exact;
+	size_t full, len, i;
+	u64 mark;
+
+	want = kunit_kzalloc(test, 512, GFP_KERNEL);
+	exact = kunit_kzalloc(test, 256, GFP_KERNEL);
+	buf = kunit_kzalloc(test, 512 + canary, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	KUNIT_ASSERT_NOT_NULL(test, exact);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (i = 0; i < ARRAY_SIZE(rdr); i++)
+		fake_set_acs_ctrl(rt[rdr[i]], RDR);
+	set_policy(test, "deny:all");
+
+	snprintf(exact, 256,
+		 "ACS redirect on %s forces the host bridge path; host bridge pci7e57:00 is denied by pci_p2pdma.host_bridges rule deny:all",
+		 pci_name(rt[DSP1A]->pdev));
+	p2p_route_reason(p, client, want, 512);
+	full = strlen(want);
+	KUNIT_ASSERT_LT(test, full, 256);
+	KUNIT_EXPECT_STREQ(test, want, exact);
+	for (i = 1; i < ARRAY_SIZE(rdr); i++)
+		KUNIT_EXPECT_NULL_MSG(test, strstr(want, pci_name(rt[rdr[i]]->pdev)),
+				      "%s", want);
+
+	for (len = 1; len <= full + 1; len++) {
+		memset(buf, 0xa5, len + canary);
+		p2p_route_reason(p, client, buf, len);
+		KUNIT_EXPECT_EQ_MSG(test, strnlen(buf, len), len - 1,
+				    "len %zu", len);
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(buf, want, len - 1), 0,
+				    "len %zu", len);
+		for (i = len; i < len + canary; i++)
+			if (buf[i] != (char)0xa5)
+				break;
+		KUNIT_EXPECT_EQ_MSG(test, i, len + canary,
+				    "len %zu: wrote past the buffer", len);
+	}
+
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &client, 1, true), -1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, pci_name(p), NULL,
+					       NULL), 1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, pci_name(p), want,
+					       NULL), 1);
+}
+
 /* ACS turned on after the scan is read through config space. */
 static void route_acs_cap_test(struct kunit *test)
 {
@@ -1236,6 +1352,8 @@ static struct kunit_case p2pdma_route_cases[] = {
 	KUNIT_CASE(route_child_client_test),
 	KUNIT_CASE(route_many_clients_test),
 	KUNIT_CASE(route_verbose_test),
+	KUNIT_CASE(route_quiet_test),
+	KUNIT_CASE(route_reason_bounded_test),
 	KUNIT_CASE(route_acs_cap_test),
 	KUNIT_CASE(route_known_host_bridge_test),
 	KUNIT_CASE(route_map_type_name_test),
