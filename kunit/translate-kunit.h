@@ -224,6 +224,148 @@ static size_t xl_pool_size(void)
 	return gen_pool_size(p2p->pool);
 }
 
+/* Entries on @dev's devres list: what a registration leaves behind. */
+static unsigned int xl_devres_count(struct device *dev)
+{
+	unsigned long flags;
+	unsigned int n;
+
+	spin_lock_irqsave(&dev->devres_lock, flags);
+	n = list_count_nodes(&dev->devres_head);
+	spin_unlock_irqrestore(&dev->devres_lock, flags);
+	return n;
+}
+
+/* Is P's p2pmem/allocate file in sysfs? */
+static bool xl_has_allocate(void)
+{
+	struct kernfs_node *grp, *kn;
+
+	if (!xl_p->pdev->dev.kobj.sd)
+		return false;
+	grp = kernfs_find_and_get(xl_p->pdev->dev.kobj.sd, "p2pmem");
+	if (!grp)
+		return false;
+	kn = kernfs_find_and_get(grp, "allocate");
+	kernfs_put(kn);
+	kernfs_put(grp);
+	return kn;
+}
+
+/* What a failed registration must leave as it found it. */
+struct xl_state {
+	size_t pool;
+	unsigned int devres;
+};
+
+static void xl_snapshot(struct kunit *test, struct xl_state *st)
+{
+	KUNIT_ASSERT_TRUE(test, xl_has_allocate());
+	st->pool = xl_pool_size();
+	st->devres = xl_devres_count(&xl_p->pdev->dev);
+}
+
+/*
+ * After a registration of the range at @start failed: the pool is the
+ * same size, P's devres list is as long as before (nothing allocated,
+ * added or left registered), no dev_pagemap covers the range, and
+ * p2pmem/allocate of the range registered earlier is still there.
+ */
+static void xl_expect_unchanged(struct kunit *test,
+				const struct xl_state *before,
+				phys_addr_t start, const char *what)
+{
+	struct dev_pagemap *pgmap;
+
+	KUNIT_EXPECT_EQ_MSG(test, xl_pool_size(), before->pool, "%s", what);
+	KUNIT_EXPECT_EQ_MSG(test, xl_devres_count(&xl_p->pdev->dev),
+			    before->devres, "%s: devres left behind", what);
+	KUNIT_EXPECT_TRUE_MSG(test, xl_has_allocate(),
+			      "%s: p2pmem/allocate is gone", what);
+	pgmap = get_dev_pagemap(PHYS_PFN(start), NULL);
+	KUNIT_EXPECT_NULL_MSG(test, pgmap, "%s: pages left", what);
+	if (pgmap)
+		put_dev_pagemap(pgmap);
+}
+
+/* Each step of a registration that can fail, and the errno it gives. */
+enum xl_step { XL_BITMAP, XL_MAP, XL_POOL_ADD };
+
+struct xl_fault {
+	const char *name;
+	enum xl_step step;
+	int err;
+};
+
+static const struct xl_fault xl_faults[] = {
+	{ "bitmap", XL_BITMAP, -ENOMEM },
+	{ "memremap", XL_MAP, -ENXIO },
+	{ "pool-add", XL_POOL_ADD, -ENOMEM },
+};
+
+static void xl_fault_desc(const struct xl_fault *f, char *desc)
+{
+	strscpy(desc, f->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(xl_fault, xl_faults, xl_fault_desc);
+
+static int xl_fail_err;
+
+static int xl_fail_bitmap(struct device *dev, struct p2p_region *region,
+			  size_t size)
+{
+	return xl_fail_err;
+}
+
+static void *xl_fail_map(struct device *dev, struct p2p_region *region)
+{
+	return ERR_PTR(xl_fail_err);
+}
+
+/* After the real bitmap and pages: the genalloc add runs out of memory. */
+static int xl_fail_pool_add(struct pci_p2pdma *p2p, struct p2p_region *region,
+			    void *kaddr, u64 bus, int nid)
+{
+	return xl_fail_err;
+}
+
+/*
+ * Fault injection on the registration path (upstream "Fix incorrect
+ * pointer usage in devm_kfree() call": an error path freed the wrong
+ * pointer). A second range of P, the start of BAR 0, fails at one step
+ * (a static stub of ours): the dirty bitmap, the ZONE_DEVICE pages, or
+ * the pool add after the pages exist. The call returns that step's errno
+ * and undoes everything it did (xl_expect_unchanged()); the debug
+ * kernel's KASAN and kmemleak see what a wrong free would do.
+ */
+static void xl_registration_fault_test(struct kunit *test)
+{
+	const struct xl_fault *f = test->param_value;
+	phys_addr_t start = xl_reserved.start + XL_BAR_AT;
+	struct pci_dev *p = xl_p->pdev;
+	struct xl_state before;
+
+	xl_snapshot(test, &before);
+	xl_fail_err = f->err;
+	switch (f->step) {
+	case XL_BITMAP:
+		kunit_activate_static_stub(test, p2p_region_bitmap,
+					   xl_fail_bitmap);
+		break;
+	case XL_MAP:
+		kunit_activate_static_stub(test, p2p_region_map, xl_fail_map);
+		break;
+	case XL_POOL_ADD:
+		kunit_activate_static_stub(test, p2p_region_add,
+					   xl_fail_pool_add);
+		break;
+	}
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_add_resource(p, 0, XL_SIZE, 0),
+			f->err);
+	xl_expect_unchanged(test, &before, start, f->name);
+}
+
 /*
  * What pci_p2pdma_add_resource() refuses, each with the errno its
  * kernel-doc gives and nothing registered: a range that overlaps one
@@ -236,8 +378,10 @@ static size_t xl_pool_size(void)
 static void xl_registration_test(struct kunit *test)
 {
 	struct pci_dev *p = xl_p->pdev;
+	struct xl_state before;
 	void *a, *b;
 
+	xl_snapshot(test, &before);
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_add_resource(p, 0, XL_SIZE, XL_OFFSET),
 			-EBUSY);
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_add_resource(p, 0, 0, 0), -EBUSY);
@@ -251,9 +395,18 @@ static void xl_registration_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_add_resource(p, PCI_STD_NUM_BARS, 0, 0),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, xl_pool_size(), XL_SIZE);
+	/*
+	 * Refused second registrations keep the first one's p2pmem files
+	 * (upstream "Do not tear down the allocate attribute on
+	 * registration failure").
+	 */
+	xl_expect_unchanged(test, &before, xl_reserved.start + XL_BAR_AT,
+			    "refused");
 
+	/* The range that every fault and refusal left alone registers. */
 	KUNIT_ASSERT_EQ(test, pci_p2pdma_add_resource(p, 0, XL_SIZE, 0), 0);
 	KUNIT_EXPECT_EQ(test, xl_pool_size(), 2 * XL_SIZE);
+	KUNIT_EXPECT_TRUE(test, xl_has_allocate());
 	a = pci_alloc_p2pmem(p, XL_SIZE);
 	b = pci_alloc_p2pmem(p, XL_SIZE);
 	KUNIT_ASSERT_NOT_NULL(test, a);
@@ -273,6 +426,7 @@ static struct kunit_case p2pdma_translate_cases[] = {
 	KUNIT_CASE(xl_virt_to_bus_test),
 	KUNIT_CASE(xl_map_bus_address_test),
 	KUNIT_CASE(xl_map_thru_host_bridge_test),
+	KUNIT_CASE_PARAM(xl_registration_fault_test, xl_fault_gen_params),
 	/* Last: it leaves a second range registered, first in the pool. */
 	KUNIT_CASE(xl_registration_test),
 	{}

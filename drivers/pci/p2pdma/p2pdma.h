@@ -230,6 +230,7 @@ int p2p_region_bitmap(struct device *dev, struct p2p_region *region,
 		      size_t size);
 int p2p_region_add(struct pci_p2pdma *p2p, struct p2p_region *region,
 		   void *kaddr, u64 bus, int nid);
+void *p2p_region_map(struct device *dev, struct p2p_region *region);
 void p2p_set_published(struct pci_p2pdma *p2p, bool publish);
 u64 p2p_read_back(const u64 *last);
 bool p2p_provider_decodes(struct pci_dev *pdev);

@@ -166,6 +166,7 @@ static void p2p_bitmap_free(void *bitmap)
 VISIBLE_IF_KUNIT int p2p_region_bitmap(struct device *dev, struct p2p_region *region,
 				       size_t size)
 {
+	KUNIT_STATIC_STUB_REDIRECT(p2p_region_bitmap, dev, region, size);
 	region->npages = size >> PAGE_SHIFT;
 	region->dirty = kvmalloc_array(BITS_TO_LONGS(region->npages),
 				       sizeof(long), GFP_KERNEL);
@@ -183,6 +184,7 @@ VISIBLE_IF_KUNIT int p2p_region_add(struct pci_p2pdma *p2p, struct p2p_region *r
 {
 	int ret;
 
+	KUNIT_STATIC_STUB_REDIRECT(p2p_region_add, p2p, region, kaddr, bus, nid);
 	lockdep_assert_held(&p2p_setup_lock);
 	region->kaddr = (unsigned long)kaddr;
 	bitmap_fill(region->dirty, region->npages);
@@ -192,6 +194,17 @@ VISIBLE_IF_KUNIT int p2p_region_add(struct pci_p2pdma *p2p, struct p2p_region *r
 		return ret;
 	list_add_tail_rcu(&region->node, &p2p->regions);
 	return 0;
+}
+
+/*
+ * ZONE_DEVICE pages for @region, device-managed. A function of its own, so
+ * that KUnit can make this step of a registration fail.
+ */
+VISIBLE_IF_KUNIT void *p2p_region_map(struct device *dev,
+				      struct p2p_region *region)
+{
+	KUNIT_STATIC_STUB_REDIRECT(p2p_region_map, dev, region);
+	return devm_memremap_pages(dev, &region->pgmap);
 }
 
 struct p2p_span {
@@ -310,7 +323,7 @@ int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar, size_t size,
 	if (ret)
 		goto out_free_region;
 
-	addr = devm_memremap_pages(&pdev->dev, &region->pgmap);
+	addr = p2p_region_map(&pdev->dev, region);
 	if (IS_ERR(addr)) {
 		ret = PTR_ERR(addr);
 		goto out_free_bitmap;
@@ -323,13 +336,16 @@ int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar, size_t size,
 	ret = p2p_region_add(p2p, region, addr, span.first,
 			     dev_to_node(&pdev->dev));
 	if (ret)
-		goto out_unmap;
+		goto out_close;
 
 	mutex_unlock(&p2p_setup_lock);
 	pci_info(pdev, "P2PDMA: %zu MiB of BAR %d at offset %#llx registered\n",
 		 size >> 20, bar, offset);
 	return 0;
 
+out_close:
+	/* The most recent match: the action just added, not a range's before. */
+	devm_remove_action(&pdev->dev, p2p_provider_close, pdev);
 out_unmap:
 	devm_memunmap_pages(&pdev->dev, &region->pgmap);
 out_free_bitmap:
