@@ -86,7 +86,7 @@ static int al_suite_init(struct kunit_suite *suite)
 	ret = fake_pci_scan(al_fp);
 	if (ret)
 		goto fail;
-	ret = pv_setup_provider(al_prov->pdev);
+	ret = pv_setup_provider(al_prov->pdev, NULL);
 	if (ret)
 		goto fail;
 	/* Decoding memory, as a bound provider is: p2p_clean() checks. */

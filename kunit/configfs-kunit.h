@@ -2,12 +2,14 @@
 /*
  * configfs helpers suite: pci_p2pdma_enable_store() and
  * pci_p2pdma_enable_show() against a fake provider that published its
- * (empty) pool, one that registered memory but did not publish it, and a
- * fake device without P2P memory. Included by p2pdma-kunit.h.
+ * (empty) range, one with P2P state that did not publish, and a fake
+ * device without P2P memory. Included by p2pdma-kunit.h.
  */
 
 static struct fake_pci *cf_fp;
 static struct fake_fn *cf_prov, *cf_plain, *cf_unpub;
+/* The published provider's range: see pv_ranges. */
+static struct p2p_region cf_range;
 
 static void cf_suite_exit(struct kunit_suite *suite)
 {
@@ -21,6 +23,7 @@ static int cf_suite_init(struct kunit_suite *suite)
 	struct fake_host *h;
 	int ret = -ENOMEM;
 
+	memset(&cf_range, 0, sizeof(cf_range));
 	cf_fp = fake_pci_create();
 	if (!cf_fp)
 		return -ENOMEM;
@@ -33,9 +36,9 @@ static int cf_suite_init(struct kunit_suite *suite)
 	cf_unpub = fns[2];
 	ret = fake_pci_scan(cf_fp);
 	if (!ret)
-		ret = pv_setup_provider(cf_prov->pdev);
+		ret = pv_setup_provider(cf_prov->pdev, &cf_range);
 	if (!ret)
-		ret = pv_setup_provider(cf_unpub->pdev);
+		ret = pv_setup_provider(cf_unpub->pdev, NULL);
 	if (!ret) {
 		pci_p2pmem_publish(cf_prov->pdev, true);
 		return 0;

@@ -1428,12 +1428,25 @@ static int pv_build(struct fake_pci *fp)
 	return 0;
 }
 
-static int pv_setup_provider(struct pci_dev *pdev)
+/*
+ * What makes each provider of this suite pool-backed (pci_has_p2pmem()):
+ * a range on its list. The cases choose providers and never allocate, so
+ * the range is empty and its pool too. The state goes with the fake
+ * device; nothing walks the list after that, nor frees these.
+ */
+static struct p2p_region pv_ranges[PV_NODES];
+
+/* P2P state for @pdev, and @range on its list unless NULL. */
+static int pv_setup_provider(struct pci_dev *pdev, struct p2p_region *range)
 {
 	struct pci_p2pdma *p2p;
 
 	mutex_lock(&p2p_setup_lock);
 	p2p = p2p_provider_setup(pdev);
+	if (!IS_ERR(p2p) && range) {
+		range->provider = pdev;
+		list_add_tail_rcu(&range->node, &p2p->regions);
+	}
 	mutex_unlock(&p2p_setup_lock);
 	return PTR_ERR_OR_ZERO(p2p);
 }
@@ -1458,9 +1471,10 @@ static int pv_suite_init(struct kunit_suite *suite)
 			ret = -ENOMEM;
 	if (!ret)
 		ret = fake_pci_scan(pv_fp);
-	/* Every endpoint registers (an empty pool of) P2P memory. */
+	/* Every endpoint registers (an empty range of) P2P memory. */
+	memset(pv_ranges, 0, sizeof(pv_ranges));
 	for (i = 0; !ret && i < PV_NODES; i++)
-		ret = pv_setup_provider(pv[i]->pdev);
+		ret = pv_setup_provider(pv[i]->pdev, &pv_ranges[i]);
 	if (ret)
 		pv_suite_exit(suite);
 	return ret;
@@ -1483,6 +1497,7 @@ static void pv_exit(struct kunit *test)
 
 	for (i = 0; i < PV_NODES; i++)
 		pci_p2pmem_publish(pv[i]->pdev, false);
+	pci_p2pmem_publish(pv_dsp[0]->pdev, false);
 }
 
 static struct pci_p2pdma *pv_p2p(struct fake_fn *fn)
@@ -1848,6 +1863,34 @@ static void find_no_client_test(struct kunit *test)
 	pci_dev_put(got);
 }
 
+/*
+ * A device with P2P state but no range, as a provider whose registrations
+ * all failed has, is never chosen, even published and closest (upstream
+ * "Restrict the p2pmem search to pool-backed providers"). DSP 0, right
+ * above the client N0 (one link), gets such state and is published
+ * beside N1 (four links): N1 is chosen every time.
+ */
+static void find_skips_provider_without_memory_test(struct kunit *test)
+{
+	struct pci_dev *bare = pv_dsp[0]->pdev;
+	struct device *c = &pv[N0]->pdev->dev;
+	struct pci_dev *got;
+	int i;
+
+	KUNIT_ASSERT_EQ(test, pv_setup_provider(bare, NULL), 0);
+	KUNIT_ASSERT_TRUE(test, list_empty(&pv_p2p(pv_dsp[0])->regions));
+	KUNIT_ASSERT_EQ(test, pci_p2pdma_distance(bare, c, false), 1);
+	pci_p2pmem_publish(bare, true);
+	pci_p2pmem_publish(pv[N1]->pdev, true);
+	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(bare));
+	KUNIT_EXPECT_TRUE(test, pci_has_p2pmem(pv[N1]->pdev));
+	for (i = 0; i < 20; i++) {
+		got = find1(c);
+		KUNIT_EXPECT_PTR_EQ(test, got, pv[N1]->pdev);
+		pci_dev_put(got);
+	}
+}
+
 /* The provider returned carries exactly one new reference. */
 static void find_reference_test(struct kunit *test)
 {
@@ -1997,6 +2040,7 @@ static struct kunit_case p2pdma_provider_cases[] = {
 	KUNIT_CASE(find_unreachable_test),
 	KUNIT_CASE(find_reference_test),
 	KUNIT_CASE(find_no_client_test),
+	KUNIT_CASE(find_skips_provider_without_memory_test),
 	KUNIT_CASE(publish_races_close_test),
 	{}
 };

@@ -804,7 +804,7 @@ static int pm_suite_init(struct kunit_suite *suite)
 	ret = fake_pci_scan(pm_fp);
 	if (ret)
 		goto fail;
-	ret = pv_setup_provider(pm_prov->pdev);
+	ret = pv_setup_provider(pm_prov->pdev, NULL);
 	if (ret)
 		goto fail;
 	/* Decoding memory, as a bound provider is: p2p_clean() checks. */

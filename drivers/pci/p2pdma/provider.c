@@ -376,8 +376,10 @@ VISIBLE_IF_KUNIT void p2p_set_published(struct pci_p2pdma *p2p, bool publish)
  * Published memory is what pci_p2pmem_find_many() chooses from and what
  * pci_has_p2pmem() reports; the sysfs file p2pmem/published shows the
  * state. Withdrawing does not affect memory already allocated.
- * Does nothing on a device that registered no memory, and publishing is
- * ignored once the provider's driver has started to unbind.
+ * Does nothing on a device that never tried to register memory;
+ * publishing a device none of whose registrations succeeded offers
+ * nothing until one does. Publishing is ignored once the provider's
+ * driver has started to unbind.
  *
  * Context: any; does not sleep (RCU read side only).
  */
@@ -404,7 +406,8 @@ EXPORT_SYMBOL_GPL(pci_p2pmem_publish);
  *
  * Context: any; does not sleep.
  *
- * Return: true if @pdev registered P2P memory and published it.
+ * Return: true if @pdev registered P2P memory (at least one range) and
+ * published it.
  */
 bool pci_has_p2pmem(struct pci_dev *pdev)
 {
@@ -412,7 +415,11 @@ bool pci_has_p2pmem(struct pci_dev *pdev)
 
 	guard(rcu)();
 	p2p = rcu_dereference(pdev->p2pdma);
-	return p2p && READ_ONCE(p2p->published);
+	/*
+	 * State without a range (every registration failed) has an empty
+	 * pool: published or not, it has nothing to offer.
+	 */
+	return p2p && READ_ONCE(p2p->published) && !list_empty(&p2p->regions);
 }
 EXPORT_SYMBOL_GPL(pci_has_p2pmem);
 
@@ -422,10 +429,11 @@ EXPORT_SYMBOL_GPL(pci_has_p2pmem);
  * @num_clients: number of entries in @clients; with none (0 or less)
  *	nothing is chosen
  *
- * Considers every provider that published its memory and that all
- * @clients can reach (see pci_p2pdma_distance_many()), and returns the
- * closest. When several are equally close, each is equally likely to be
- * chosen, which spreads the load over them.
+ * Considers every provider that registered P2P memory and published it
+ * (pci_has_p2pmem()), never one whose registrations all failed, and that
+ * all @clients can reach (see pci_p2pdma_distance_many()), and returns
+ * the closest. When several are equally close, each is equally likely
+ * to be chosen, which spreads the load over them.
  *
  * Context: process context, may sleep (walks the PCI device list taking
  * and dropping a reference on each device). Holds no lock on return.
