@@ -2023,6 +2023,94 @@ static void publish_races_close_test(struct kunit *test)
 	}
 }
 
+struct pv_release {
+	struct pci_dev *pdev;
+	struct completion go, done;
+};
+
+static int pv_releaser(void *data)
+{
+	struct pv_release *rel = data;
+
+	wait_for_completion(&rel->go);
+	devm_release_action(&rel->pdev->dev, p2p_provider_release, rel->pdev);
+	complete(&rel->done);
+	return 0;
+}
+
+/*
+ * The end of an unbind (p2p_provider_release()) waits for the RCU readers
+ * that still see the provider's state, as pci_p2pmem_find_many() and
+ * pci_p2pdma_distance() do, before devres frees that state (upstream
+ * "Wait for RCU readers before freeing state"). DSP 1 gets state and a
+ * cached route, and its close runs first, as a range's devres action runs
+ * it. The case then finds the state in an RCU read section and lets the
+ * release run on another CPU: for 200 ms it must not return, and the
+ * cached route must still be there; once the reader leaves, it returns
+ * and the device has no state.
+ */
+static void release_waits_for_readers_test(struct kunit *test)
+{
+	struct pci_dev *pdev = pv_dsp[1]->pdev;
+	unsigned long key = p2p_client_key(pv[N1]->pdev);
+	struct pci_p2pdma *p2p;
+	struct pv_release *rel;
+	struct task_struct *t;
+	void *entry = NULL;
+	bool early = false;
+	unsigned int other;
+	int i;
+
+	/* The reader spins while the release runs: on another CPU, or after. */
+	if (num_online_cpus() < 2 && !IS_ENABLED(CONFIG_PREEMPT_RCU))
+		kunit_skip(test, "needs two CPUs or CONFIG_PREEMPT_RCU");
+	KUNIT_ASSERT_EQ(test, pv_setup_provider(pdev, NULL), 0);
+	KUNIT_ASSERT_EQ(test, pci_p2pdma_distance(pdev, &pv[N1]->pdev->dev,
+						  false), 1);
+	entry = xa_load(&pv_p2p(pv_dsp[1])->routes, key);
+	KUNIT_ASSERT_TRUE(test, xa_is_value(entry));
+	entry = NULL;
+	p2p_provider_close(pdev);
+
+	rel = kunit_kzalloc(test, sizeof(*rel), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rel);
+	rel->pdev = pdev;
+	init_completion(&rel->go);
+	init_completion(&rel->done);
+	t = kthread_create(pv_releaser, rel, "p2pdma-release");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	get_task_struct(t);
+
+	migrate_disable();
+	other = cpumask_any_but(cpu_online_mask, smp_processor_id());
+	if (other < nr_cpu_ids)
+		kthread_bind(t, other);
+	wake_up_process(t);
+	rcu_read_lock();
+	p2p = rcu_dereference(pdev->p2pdma);
+	complete(&rel->go);
+	for (i = 0; p2p && i < 200; i++) {
+		mdelay(1);
+		if (completion_done(&rel->done)) {
+			early = true;
+			break;
+		}
+	}
+	if (p2p)
+		entry = xa_load(&p2p->routes, key);
+	rcu_read_unlock();
+	migrate_enable();
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&rel->done, 10 * HZ),
+			0);
+	kthread_stop_put(t);
+
+	KUNIT_ASSERT_NOT_NULL(test, p2p);
+	KUNIT_EXPECT_FALSE_MSG(test, early,
+			       "the release returned while a reader saw the state");
+	KUNIT_EXPECT_TRUE(test, xa_is_value(entry));
+	KUNIT_EXPECT_NULL(test, rcu_access_pointer(pdev->p2pdma));
+}
+
 static struct kunit_case p2pdma_provider_cases[] = {
 	KUNIT_CASE(cache_no_second_walk_test),
 	KUNIT_CASE(cache_same_answer_test),
@@ -2042,6 +2130,7 @@ static struct kunit_case p2pdma_provider_cases[] = {
 	KUNIT_CASE(find_no_client_test),
 	KUNIT_CASE(find_skips_provider_without_memory_test),
 	KUNIT_CASE(publish_races_close_test),
+	KUNIT_CASE(release_waits_for_readers_test),
 	{}
 };
 

@@ -225,6 +225,7 @@ void p2p_route_reason(struct pci_dev *provider, struct device *client,
 void p2p_close_start(struct pci_p2pdma *p2p);
 void p2p_close_finish(struct pci_dev *pdev, struct pci_p2pdma *p2p);
 void p2p_provider_close(void *data);
+void p2p_provider_release(void *data);
 struct pci_p2pdma *p2p_provider_setup(struct pci_dev *pdev);
 int p2p_region_bitmap(struct device *dev, struct p2p_region *region,
 		      size_t size);

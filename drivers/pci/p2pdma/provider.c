@@ -73,8 +73,11 @@ VISIBLE_IF_KUNIT void p2p_provider_close(void *data)
 	p2p_cache_drain(p2p);
 }
 
-/* Last devres action of a provider: nothing refers to its state now. */
-static void p2p_provider_release(void *data)
+/*
+ * Last devres action of a provider: take the state off the device, and
+ * wait for the RCU readers that may still see it before devres frees it.
+ */
+VISIBLE_IF_KUNIT void p2p_provider_release(void *data)
 {
 	struct pci_dev *pdev = data;
 	struct pci_p2pdma *p2p = rcu_dereference_protected(pdev->p2pdma, 1);
