@@ -330,11 +330,98 @@ static void mp_check_keeps_mapping_of_bound_provider_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mp_check_after(test, false), 4);
 }
 
+/*
+ * The count of a dev_pagemap's percpu_ref while nothing else touches it:
+ * the atomic part less the per-CPU bias, plus every CPU's counter. (A
+ * switch to atomic mode would read it too, but a pgmap's ref is not made
+ * with PERCPU_REF_ALLOW_REINIT: the switch frees its per-CPU counters for
+ * good, and switching back warns.)
+ */
+static long mp_ref_count(struct percpu_ref *ref)
+{
+	unsigned long ptr = READ_ONCE(ref->percpu_count_ptr);
+	unsigned long __percpu *pcpu;
+	long n = atomic_long_read(&ref->data->count);
+	int cpu;
+
+	if (ptr & __PERCPU_REF_ATOMIC_DEAD)
+		return n;
+	n -= 1L << (BITS_PER_LONG - 1);		/* PERCPU_COUNT_BIAS */
+	pcpu = (unsigned long __percpu *)ptr;
+	for_each_possible_cpu(cpu)
+		n += *per_cpu_ptr(pcpu, cpu);
+	return n;
+}
+
+/*
+ * An mmap() of allocate whose vm_insert_pages() fails midway gives back
+ * every page it did not insert and every pgmap reference it took for
+ * them (upstream 7.0 "Fix ... percpu ref leak on vm_insert_page
+ * failure"). p2pmem_allocate_mmap() itself runs on a MAP_SHARED mapping
+ * of a shmem file of the test's own, with mmap_lock held for write as
+ * mmap() holds it; page 5 of the 8 is already populated (a put_user()
+ * faulted a shmem page in), so vm_insert_pages() inserts pages 0-4 and
+ * fails with -EBUSY. The check mmap() queued runs as task work, the
+ * mapping is unmapped as mmap()'s failure unmaps it, and then the
+ * pgmap's count is what it was and all of P is available again.
+ */
+static void mp_mmap_insert_fails_midway_test(struct kunit *test)
+{
+	const unsigned long npages = 8, busy = 5;
+	const size_t len = npages * PAGE_SIZE;
+	struct p2p_region *region;
+	struct vm_area_struct *vma;
+	struct percpu_ref *ref;
+	unsigned long uaddr, i, held = 0;
+	struct file *file;
+	int ret = 0;
+	long refs;
+
+	region = list_first_entry(&mp_p2p()->regions, struct p2p_region, node);
+	ref = &region->pgmap.ref;
+	file = shmem_file_setup("p2pdma-kunit", len, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mp_fput, file), 0);
+	uaddr = kunit_vm_mmap(test, file, 0, len, PROT_READ | PROT_WRITE,
+			      MAP_SHARED, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, !uaddr || IS_ERR_VALUE(uaddr),
+			       "kunit_vm_mmap: %ld", (long)uaddr);
+	KUNIT_ASSERT_EQ(test, put_user(1, (int __user *)(uaddr + busy * PAGE_SIZE)),
+			0);
+	p2p_runs_flush(mp_p2p());
+	KUNIT_ASSERT_EQ(test, p2p_available(mp_p2p()), MP_BAR_SIZE);
+	refs = mp_ref_count(ref);
+
+	mmap_write_lock(current->mm);
+	vma = vma_lookup(current->mm, uaddr);
+	if (vma)
+		ret = p2pmem_allocate_mmap(file, &mp_p->pdev->dev.kobj, NULL,
+					   vma);
+	mmap_write_unlock(current->mm);
+	KUNIT_ASSERT_NOT_NULL(test, vma);
+	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
+	/* Pages 0-4 and the check hold references until the unmap. */
+	KUNIT_EXPECT_EQ(test, mp_ref_count(ref), refs + busy + 1);
+	KUNIT_EXPECT_EQ(test, p2p_available(mp_p2p()),
+			MP_BAR_SIZE - busy * PAGE_SIZE);
+	task_work_run();
+	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, len), 0);
+
+	KUNIT_EXPECT_EQ(test, mp_ref_count(ref), refs);
+	KUNIT_EXPECT_EQ(test, p2p_available(mp_p2p()), MP_BAR_SIZE);
+	/* Every page of P has its idle reference alone again. */
+	for (i = 0; i < region->npages; i++)
+		if (page_ref_count(virt_to_page(region->kaddr + i * PAGE_SIZE)) != 1)
+			held++;
+	KUNIT_EXPECT_EQ(test, held, 0);
+}
+
 static struct kunit_case p2pdma_map_cases[] = {
 	KUNIT_CASE(mp_fatal_signal_stops_mapping_test),
 	KUNIT_CASE(mp_waits_for_idle_reference_test),
 	KUNIT_CASE(mp_check_revokes_when_unbind_started_test),
 	KUNIT_CASE(mp_check_keeps_mapping_of_bound_provider_test),
+	KUNIT_CASE(mp_mmap_insert_fails_midway_test),
 	{}
 };
 

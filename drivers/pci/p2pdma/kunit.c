@@ -22,6 +22,7 @@
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/task_work.h>
 
 #include "../pci.h"
 #include "p2pdma.h"

@@ -239,6 +239,9 @@ void p2p_pool_put(struct pci_p2pdma *p2p, unsigned long addr, size_t size);
 int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 		  unsigned long npages, unsigned long *done);
 void p2p_mmap_check_fn(struct callback_head *work);
+int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
+			 struct bin_attribute *attr,
+			 struct vm_area_struct *vma);
 #endif
 
 #endif /* _DRIVERS_PCI_P2PDMA_P2PDMA_H */

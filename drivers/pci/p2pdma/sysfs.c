@@ -221,9 +221,10 @@ static void *p2p_alloc_mapping(struct pci_dev *pdev, size_t len,
 	return p2p_alloc(pdev, len, refs, false);
 }
 
-static int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
-				struct bin_attribute *attr,
-				struct vm_area_struct *vma)
+VISIBLE_IF_KUNIT int p2pmem_allocate_mmap(struct file *filp,
+					  struct kobject *kobj,
+					  struct bin_attribute *attr,
+					  struct vm_area_struct *vma)
 {
 	struct pci_dev *pdev = to_pci_dev(kobj_to_dev(kobj));
 	size_t len = vma->vm_end - vma->vm_start;
