@@ -264,6 +264,26 @@ static void mp_fput(void *file)
 }
 
 /*
+ * A MAP_SHARED mapping of @len bytes of a shmem file of the test's own,
+ * as allocate's is once mmap() has linked it into the file; the file in
+ * *@file, released at the end of the test. Returns the user address.
+ */
+static unsigned long mp_shmem_map(struct kunit *test, size_t len,
+				  struct file **file)
+{
+	unsigned long uaddr;
+
+	*file = shmem_file_setup("p2pdma-kunit", len, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(*file));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mp_fput, *file), 0);
+	uaddr = kunit_vm_mmap(test, *file, 0, len, PROT_READ | PROT_WRITE,
+			      MAP_SHARED, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, !uaddr || IS_ERR_VALUE(uaddr),
+			       "kunit_vm_mmap: %ld", (long)uaddr);
+	return uaddr;
+}
+
+/*
  * The check that an mmap() of allocate queues for its way back to
  * userspace (p2p_mmap_check_fn()), run with the provider's state as an
  * unbind's p2p_close_start() leaves it (@closing) or as a bound one has
@@ -282,13 +302,7 @@ static int mp_check_after(struct kunit *test, bool closing)
 	int mapped = 0;
 	void *kaddr;
 
-	file = shmem_file_setup("p2pdma-kunit", len, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mp_fput, file), 0);
-	uaddr = kunit_vm_mmap(test, file, 0, len, PROT_READ | PROT_WRITE,
-			      MAP_SHARED, 0);
-	KUNIT_ASSERT_FALSE_MSG(test, !uaddr || IS_ERR_VALUE(uaddr),
-			       "kunit_vm_mmap: %ld", (long)uaddr);
+	uaddr = mp_shmem_map(test, len, &file);
 	mc = kzalloc(sizeof(*mc), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, mc);
 	/* One reference for each page and one for the check, as mmap(). */
@@ -379,13 +393,7 @@ static void mp_mmap_insert_fails_midway_test(struct kunit *test)
 
 	region = list_first_entry(&mp_p2p()->regions, struct p2p_region, node);
 	ref = &region->pgmap.ref;
-	file = shmem_file_setup("p2pdma-kunit", len, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mp_fput, file), 0);
-	uaddr = kunit_vm_mmap(test, file, 0, len, PROT_READ | PROT_WRITE,
-			      MAP_SHARED, 0);
-	KUNIT_ASSERT_FALSE_MSG(test, !uaddr || IS_ERR_VALUE(uaddr),
-			       "kunit_vm_mmap: %ld", (long)uaddr);
+	uaddr = mp_shmem_map(test, len, &file);
 	KUNIT_ASSERT_EQ(test, put_user(1, (int __user *)(uaddr + busy * PAGE_SIZE)),
 			0);
 	p2p_runs_flush(mp_p2p());

@@ -185,8 +185,9 @@ int main(int argc, char **argv)
 			v[i] = bench_read(argv[2], argv[3], bytes, chunk);
 		lowest = 0;
 	} else {
-		fprintf(stderr, "usage: p2pbench mmap BDF BYTES REPS [notouch] [split] [afterdirty]\n"
-			"       p2pbench read (BDF|ram) DEV BYTES CHUNK REPS\n");
+		fprintf(stderr, "usage: %s\n       %s\n",
+			"p2pbench mmap BDF BYTES REPS [notouch] [split] [afterdirty]",
+			"p2pbench read (BDF|ram) DEV BYTES CHUNK REPS");
 		return 2;
 	}
 	printf("%.0f\n", extreme(v, reps, lowest));
