@@ -112,6 +112,12 @@ enum rt_node {
 	HWRP1, EPHW1, HWRP2, EPHW2,
 	/* 7e57:70, first an Intel 0x2030 integrated endpoint at 01.0 */
 	RCIEP, XRP1, EPX1, XRP2, EPX2,
+	/* Added upstream after 6.12. 7e57:b0, an Intel DSA (0x0b25) at 00.0 */
+	LDRP1, EPL1, LDRP2, EPL2,
+	/* 7e57:d0, a Google SoC (1ae0, any device ID) at 00.0 */
+	GRP, EPG,
+	/* 7e57:f0, a Zhaoxin KX-6000 (1d17:1003, within itself) at 00.0 */
+	ZRP1, EPZ1, ZRP2, EPZ2,
 	RT_NODES,
 	NONE = RT_NODES,
 };
@@ -268,6 +274,30 @@ static int rt_build(struct fake_pci *fp)
 	rt[EPX1] = fake_endpoint(rt[XRP1], 1, NULL);
 	rt[XRP2] = fake_root_port(h);
 	rt[EPX2] = fake_endpoint(rt[XRP2], 1, NULL);
+
+	/* Host bridges that upstream added to its list after 6.12. */
+	h = fake_host_add(fp, 0xb0, PCI_VENDOR_ID_INTEL, 0x0b25,
+			  PCI_CLASS_SYSTEM_OTHER << 8);
+	if (!h)
+		return -ENOMEM;
+	rt[LDRP1] = fake_root_port(h);
+	rt[EPL1] = fake_endpoint(rt[LDRP1], 1, NULL);
+	rt[LDRP2] = fake_root_port(h);
+	rt[EPL2] = fake_endpoint(rt[LDRP2], 1, NULL);
+
+	h = fake_host_add(fp, 0xd0, 0x1ae0, 0x00e0, HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[GRP] = fake_root_port(h);
+	rt[EPG] = fake_endpoint(rt[GRP], 1, NULL);
+
+	h = fake_host_add(fp, 0xf0, PCI_VENDOR_ID_ZHAOXIN, 0x1003, HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[ZRP1] = fake_root_port(h);
+	rt[EPZ1] = fake_endpoint(rt[ZRP1], 1, NULL);
+	rt[ZRP2] = fake_root_port(h);
+	rt[EPZ2] = fake_endpoint(rt[ZRP2], 1, NULL);
 
 	if (IS_ENABLED(CONFIG_PCI_IOV)) {
 		rt[VF] = fake_add_sriov(rt[PF]);
@@ -873,6 +903,57 @@ static void route_known_host_bridge_test(struct kunit *test)
 	KUNIT_EXPECT_LT(test, p2p_known_host_bridge(rt[EPX1]->host->bridge), 0);
 }
 
+/* The entry of the built-in list that identifies @n's host bridge, or NULL. */
+static const struct p2p_known_host_bridge *rt_known(enum rt_node n)
+{
+	int i = p2p_known_host_bridge(rt[n]->host->bridge);
+
+	return i < 0 ? NULL : &p2p_routing_host_bridges[i];
+}
+
+/*
+ * The host bridges upstream added after 6.12 (a documented difference:
+ * 6.12 refuses these routes): an Intel DSA alone on its root bus, any
+ * Google SoC, a Zhaoxin root complex that routes P2P only within itself.
+ */
+static void route_later_host_bridges_test(struct kunit *test)
+{
+	static const enum rt_node later[] = { EPL1, EPG, EPZ1 };
+	struct p2p_route r;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(later); i++) {
+		KUNIT_ASSERT_NOT_NULL_MSG(test, rt_known(later[i]), "node %d", later[i]);
+		KUNIT_EXPECT_TRUE(test, rt_known(later[i])->flags & P2P_HB_AFTER_612);
+	}
+	KUNIT_EXPECT_EQ(test, rt_known(EPL1)->device, 0x0b25);
+	KUNIT_EXPECT_TRUE(test, rt_known(EPG)->flags & P2P_HB_ANY_DEVICE);
+	KUNIT_EXPECT_TRUE(test, rt_known(EPZ1)->flags & P2P_HB_WITHIN_ITSELF);
+	KUNIT_EXPECT_FALSE(test, rt_known(EPA)->flags & P2P_HB_AFTER_612);
+
+	p2p_route_compute(rt_dev(test, EPL1), rt_dev(test, EPL2), &r);
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	KUNIT_EXPECT_EQ(test, r.distance, 1 + 1 + 2 + HB);
+	p2p_route_compute(rt_dev(test, EPL1), rt_dev(test, EPG), &r);
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	KUNIT_EXPECT_EQ(test, r.distance, 1 + 1 + 2 + 2 * HB);
+	p2p_route_compute(rt_dev(test, EPG), rt_dev(test, EPE), &r);
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	KUNIT_EXPECT_EQ(test, r.distance, 1 + 1 + 2 + 2 * HB);
+	p2p_route_compute(rt_dev(test, EPZ1), rt_dev(test, EPZ2), &r);
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	KUNIT_EXPECT_EQ(test, r.distance, 1 + 1 + 2 + HB);
+	KUNIT_EXPECT_FALSE(test, r.override);
+
+	/* Only within itself: not to another host bridge. */
+	p2p_route_compute(rt_dev(test, EPZ1), rt_dev(test, EPL1), &r);
+	KUNIT_EXPECT_EQ(test, r.map, REFUSED);
+	KUNIT_EXPECT_EQ(test, r.why, P2P_HOST_BRIDGES_DIFFER);
+	KUNIT_EXPECT_PTR_EQ(test, r.host_bridge, rt[EPZ1]->host->bridge);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance(rt_dev(test, EPL1),
+						  &rt_dev(test, EPZ2)->dev, false), -1);
+}
+
 struct irq_route {
 	struct hrtimer timer;
 	struct completion done;
@@ -1356,6 +1437,7 @@ static struct kunit_case p2pdma_route_cases[] = {
 	KUNIT_CASE(route_reason_bounded_test),
 	KUNIT_CASE(route_acs_cap_test),
 	KUNIT_CASE(route_known_host_bridge_test),
+	KUNIT_CASE(route_later_host_bridges_test),
 	KUNIT_CASE(route_map_type_name_test),
 	KUNIT_CASE(route_map_segment_test),
 	KUNIT_CASE(route_no_client_test),

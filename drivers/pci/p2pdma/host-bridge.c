@@ -27,21 +27,65 @@
 #include "p2pdma.h"
 
 /*
- * Intel root complexes known to forward peer-to-peer requests between
- * their root ports, by the device ID of the function that identifies them
- * (see p2p_host_bridge_id_dev()): a host bridge, a root port, or on Ice
- * Lake-SP a system peripheral (class 0880). P2P_HB_WITHIN_ITSELF marks the
- * ones that do so only between root ports of the same host bridge.
+ * Root complexes known to forward peer-to-peer requests between their root
+ * ports, by the vendor and device ID of the function that identifies them
+ * (see p2p_host_bridge_id_dev()): a host bridge, a root port, a system
+ * peripheral (Ice Lake-SP and every Xeon since show 8086:09a2 first) or an
+ * accelerator that is alone on its root bus. P2P_HB_WITHIN_ITSELF marks
+ * the ones that do so only between root ports of the same host bridge,
+ * P2P_HB_ANY_DEVICE a vendor all of whose root complexes do.
+ *
+ * The first block is what Linux 6.12 knows. The entries after it were
+ * added upstream later; each names its commit. They are differences from
+ * 6.12 (p2pdma.rst, "Differences from Linux 6.12"): 6.12 refuses routes
+ * through them that we allow.
  */
-#define P2P_HB_WITHIN_ITSELF	BIT(16)
-#define P2P_HB_DEVICE		GENMASK(15, 0)
-VISIBLE_IF_KUNIT const u32 p2p_routing_host_bridges[] = {
+VISIBLE_IF_KUNIT const struct p2p_known_host_bridge p2p_routing_host_bridges[] = {
 	/* Xeon E5 v1/v2, Core i7: Sandy Bridge-EP */
-	0x3c00 | P2P_HB_WITHIN_ITSELF, 0x3c01 | P2P_HB_WITHIN_ITSELF,
+	{ PCI_VENDOR_ID_INTEL, 0x3c00, P2P_HB_WITHIN_ITSELF },
+	{ PCI_VENDOR_ID_INTEL, 0x3c01, P2P_HB_WITHIN_ITSELF },
 	/* Xeon E5/E7 v3: Haswell-EP */
-	0x2f00 | P2P_HB_WITHIN_ITSELF, 0x2f01 | P2P_HB_WITHIN_ITSELF,
-	0x2020, 0x2030, 0x2031, 0x2032, 0x2033,	/* Xeon Scalable: Skylake-SP */
-	0x09a2,				/* Xeon Scalable: Ice Lake-SP */
+	{ PCI_VENDOR_ID_INTEL, 0x2f00, P2P_HB_WITHIN_ITSELF },
+	{ PCI_VENDOR_ID_INTEL, 0x2f01, P2P_HB_WITHIN_ITSELF },
+	/* Xeon Scalable: Skylake-SP */
+	{ PCI_VENDOR_ID_INTEL, 0x2020 }, { PCI_VENDOR_ID_INTEL, 0x2030 },
+	{ PCI_VENDOR_ID_INTEL, 0x2031 }, { PCI_VENDOR_ID_INTEL, 0x2032 },
+	{ PCI_VENDOR_ID_INTEL, 0x2033 },
+	/* Xeon Scalable: Ice Lake-SP and later */
+	{ PCI_VENDOR_ID_INTEL, 0x09a2 },
+
+	/*
+	 * Google SoCs, every device ID: upstream 70cf146a674c "PCI/P2PDMA:
+	 * Add Google SoCs to the P2P DMA host bridge list" (Linux 7.1).
+	 */
+	{ 0x1ae0, 0, P2P_HB_ANY_DEVICE | P2P_HB_AFTER_612 },
+	/*
+	 * Intel accelerators first on a root bus of their own: DSA and IAA
+	 * of Sapphire Rapids (0b25, 0cfe), DSA of Granite Rapids-D (11fb),
+	 * DSA and IAA of Diamond Rapids (1212, 1216), QAT (4940-4948).
+	 * Upstream 0ba76b19fd4c "PCI/P2PDMA: Add Intel QAT, DSA, IAA devices
+	 * to whitelist" (Linux 7.2; 7.1.3 stable).
+	 */
+	{ PCI_VENDOR_ID_INTEL, 0x0b25, P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_INTEL, 0x0cfe, P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_INTEL, 0x11fb, P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_INTEL, 0x1212, P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_INTEL, 0x1216, P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_INTEL, 0x4940, P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_INTEL, 0x4942, P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_INTEL, 0x4944, P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_INTEL, 0x4946, P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_INTEL, 0x4948, P2P_HB_AFTER_612 },
+	/*
+	 * Zhaoxin KX-6000, KH-40000, KX-6000G, KX-7000 (within themselves)
+	 * and KH-50000: upstream f7c220404700 "PCI/P2PDMA: Add Zhaoxin host
+	 * bridges to allowlist" (PCI tree, queued for Linux 7.4).
+	 */
+	{ PCI_VENDOR_ID_ZHAOXIN, 0x1003, P2P_HB_WITHIN_ITSELF | P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_ZHAOXIN, 0x1005, P2P_HB_WITHIN_ITSELF | P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_ZHAOXIN, 0x1006, P2P_HB_WITHIN_ITSELF | P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_ZHAOXIN, 0x1007, P2P_HB_WITHIN_ITSELF | P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_ZHAOXIN, 0x1008, P2P_HB_AFTER_612 },
 };
 
 /*
@@ -109,14 +153,15 @@ static struct pci_dev *p2p_host_bridge_id_dev(struct pci_bus *root,
 /* Index of @dev in p2p_routing_host_bridges[], or -1. */
 static int p2p_host_bridge_index(struct pci_dev *dev)
 {
+	const struct p2p_known_host_bridge *k;
 	int i;
 
-	if (!dev || dev->vendor != PCI_VENDOR_ID_INTEL)
-		return -1;
-	for (i = 0; i < ARRAY_SIZE(p2p_routing_host_bridges); i++)
-		if (dev->device == FIELD_GET(P2P_HB_DEVICE,
-					     p2p_routing_host_bridges[i]))
+	for (i = 0; dev && i < ARRAY_SIZE(p2p_routing_host_bridges); i++) {
+		k = &p2p_routing_host_bridges[i];
+		if (dev->vendor == k->vendor &&
+		    (dev->device == k->device || (k->flags & P2P_HB_ANY_DEVICE)))
 			return i;
+	}
 	return -1;
 }
 
@@ -486,7 +531,8 @@ enum p2p_refusal p2p_host_bridge_verdict(struct pci_host_bridge *a,
 	}
 	for (i = 0; n == 2 && i < n; i++) {
 		if (!allowed[i] &&
-		    (p2p_routing_host_bridges[idx[i]] & P2P_HB_WITHIN_ITSELF)) {
+		    (p2p_routing_host_bridges[idx[i]].flags &
+		     P2P_HB_WITHIN_ITSELF)) {
 			r->host_bridge = hb[i];
 			return P2P_HOST_BRIDGES_DIFFER;
 		}

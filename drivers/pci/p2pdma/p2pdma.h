@@ -159,6 +159,17 @@ struct p2p_hb_policy {
 	struct p2p_hb_rule rule[P2P_POLICY_MAX_RULES];
 };
 
+/* A root complex known to route P2P: see p2p_routing_host_bridges[]. */
+struct p2p_known_host_bridge {
+	u16 vendor;
+	u16 device;
+	u8 flags;
+};
+
+#define P2P_HB_WITHIN_ITSELF	BIT(0)	/* not to another host bridge */
+#define P2P_HB_ANY_DEVICE	BIT(1)	/* every device ID of the vendor */
+#define P2P_HB_AFTER_612	BIT(2)	/* added upstream after Linux 6.12 */
+
 /* host-bridge.c */
 enum p2p_refusal p2p_host_bridge_verdict(struct pci_host_bridge *a,
 					 struct pci_host_bridge *b,
@@ -206,7 +217,7 @@ struct p2p_mmap_check {
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Reached only by the KUnit suites (VISIBLE_IF_KUNIT). */
-extern const u32 p2p_routing_host_bridges[];
+extern const struct p2p_known_host_bridge p2p_routing_host_bridges[];
 bool p2p_cpu_routes_p2p(void);
 int p2p_known_host_bridge(struct pci_host_bridge *hb);
 int p2p_policy_set(const char *val, const struct kernel_param *kp);
