@@ -2,7 +2,8 @@
 /*
  * p2pdma: look at and set up PCI peer-to-peer DMA on a live machine.
  *
- *   p2pdma list                 the P2P memory providers
+ *   p2pdma list                 the P2P memory providers, and how much of
+ *                               each one's memory is in use
  *   p2pdma routes [DEV...]      provider x client route matrix, with the
  *                               knob that would change each refusal
  *   p2pdma bind BDF [...]       bind a device to the p2pmem-bar driver
@@ -40,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define VERSION		"1.0"
+#define VERSION		"1.1"
 #define ROUTES_HEADER	"# p2pdma routes v2"
 #define DRV_NAME	"p2pmem-bar"
 
@@ -71,7 +72,9 @@ static const char usage_text[] =
 "Look at and set up PCI peer-to-peer DMA (P2PDMA) on this machine.\n"
 "\n"
 "  list     every P2P memory provider (a PCI function with a p2pmem directory):\n"
-"           address, size and available bytes, published, driver, vendor:device\n"
+"           address, size, available and in-use bytes (in use: size - available,\n"
+"           held by mappings of p2pmem/allocate and by kernel users), published,\n"
+"           driver, vendor:device\n"
 "  routes   the route from each provider (rows) to each client (columns) as the\n"
 "           kernel computes it: 'bus N' (by PCI bus address), 'hb N' (through\n"
 "           the host bridge), N the distance, or 'REFUSED[n]' with footnote n\n"
@@ -92,9 +95,10 @@ static const char usage_text[] =
 "\n"
 "Options:\n"
 "  -l, --list     machine-friendly output: no header, one line per provider\n"
-"                 (address size available published driver vendor:device) or\n"
-"                 per route (the fields of the kernel's routes file: provider\n"
-"                 client map_type distance policy acs host_bridge reason)\n"
+"                 (address size available published driver vendor:device\n"
+"                 in_use, bytes) or per route (the fields of the kernel's\n"
+"                 routes file: provider client map_type distance policy acs\n"
+"                 host_bridge reason)\n"
 "  -h, --help     this text\n"
 "  -V, --version  the version and the routes file format it reads\n"
 "\n"
@@ -287,7 +291,7 @@ static int cmd_list(void)
 {
 	struct dirent **names;
 	char path[PATH_MAX], drv[NAME_MAX + 1];
-	char size[32], avail[32], pub[16], ven[16], dev[16];
+	char size[32], avail[32], used[32], pub[16], ven[16], dev[16];
 	int i, n, found = 0, status = EXIT_OK;
 
 	sys_path(path, sizeof(path), DEVICES);
@@ -296,15 +300,16 @@ static int cmd_list(void)
 		return report_errno("cannot list", path, errno);
 	for (i = 0; i < n; i++) {
 		const char *bdf = names[i]->d_name;
-		char human[2][64];
+		char human[3][64];
 		int err = 0;
 
 		sys_path(path, sizeof(path), DEVICES "/%s/p2pmem", bdf);
 		if (!is_dir(path))
 			continue;
 		if (!found++ && !opt_list)
-			printf("%-12s  %-23s  %-23s  %-9s  %-12s  %s\n", "provider", "size",
-			       "available", "published", "driver", "vendor:device");
+			printf("%-12s  %-23s  %-23s  %-23s  %-9s  %-12s  %s\n", "provider",
+			       "size", "available", "in use", "published", "driver",
+			       "vendor:device");
 		sys_path(path, sizeof(path), DEVICES "/%s/p2pmem/size", bdf);
 		err = read_str(path, size, sizeof(size));
 		if (!err) {
@@ -330,14 +335,23 @@ static int cmd_list(void)
 		driver_of(bdf, drv, sizeof(drv));
 		if (!drv[0])
 			snprintf(drv, sizeof(drv), "-");
+		/* available is never above size; a kernel that broke that shows 0. */
+		snprintf(used, sizeof(used), "%llu", to_ull(size) > to_ull(avail) ?
+			 to_ull(size) - to_ull(avail) : 0);
 		human_bytes(human[0], sizeof(human[0]), size);
 		human_bytes(human[1], sizeof(human[1]), avail);
-		printf(opt_list ? "%s %s %s %s %s %s:%s\n" :
-		       "%-12s  %-23s  %-23s  %-9s  %-12s  %s:%s\n", bdf,
-		       opt_list ? size : human[0], opt_list ? avail : human[1],
-		       strcmp(pub, "0") ? "yes" : "no", drv,
-		       strncmp(ven, "0x", 2) ? ven : ven + 2,
-		       strncmp(dev, "0x", 2) ? dev : dev + 2);
+		human_bytes(human[2], sizeof(human[2]), used);
+		/* -l: the in-use bytes come last, after the fields of version 1.0. */
+		if (opt_list)
+			printf("%s %s %s %s %s %s:%s %s\n", bdf, size, avail,
+			       strcmp(pub, "0") ? "yes" : "no", drv,
+			       strncmp(ven, "0x", 2) ? ven : ven + 2,
+			       strncmp(dev, "0x", 2) ? dev : dev + 2, used);
+		else
+			printf("%-12s  %-23s  %-23s  %-23s  %-9s  %-12s  %s:%s\n", bdf,
+			       human[0], human[1], human[2], strcmp(pub, "0") ? "yes" : "no",
+			       drv, strncmp(ven, "0x", 2) ? ven : ven + 2,
+			       strncmp(dev, "0x", 2) ? dev : dev + 2);
 	}
 	for (i = 0; i < n; i++)
 		free(names[i]);

@@ -6,8 +6,8 @@
 # host bridge policy and the p2pmem-bar module parameters. A background
 # "fake kernel" serves bus/pci/drivers_probe (a FIFO) as the PCI core would:
 # it records the p2pmem-bar parameters at probe time and binds the device.
-# Checks list, routes (matrix, footnotes, knobs, -l), bind and unbind, and
-# every exit status. Needs no guest and no root (the permission checks run
+# Checks list (with the bytes in use), routes (matrix, footnotes, knobs,
+# -l), bind and unbind, and every exit status. Needs no guest and no root (the permission checks run
 # only as root, with setpriv). Prints "N passed, N failed" last; exits 1 on
 # a failure.
 #
@@ -185,14 +185,24 @@ expect "bind_without_device_exit_2" 2 "$rc"
 # --- list ----------------------------------------------------------------------
 run -l list
 expect "list_l_exit_0" 0 "$rc"
-expect "list_l_lines" "0000:01:00.1 2097152 1048576 yes nvme 1b36:0010
-0000:03:00.0 67108864 67108864 yes nvme 1b36:0010
-0000:04:00.0 67108864 62914560 no nvme 1b36:0010
-0000:80:00.0 16777216 16777216 yes nvme 1b36:0010" "$out"
+# The in-use bytes (size - available) come last: the fields of 1.0 stay.
+expect "list_l_lines_in_use_last" "0000:01:00.1 2097152 1048576 yes nvme 1b36:0010 1048576
+0000:03:00.0 67108864 67108864 yes nvme 1b36:0010 0
+0000:04:00.0 67108864 62914560 no nvme 1b36:0010 4194304
+0000:80:00.0 16777216 16777216 yes nvme 1b36:0010 0" "$out"
 run list
 expect "list_exit_0" 0 "$rc"
-contains "list_header" "provider      size" "$out"
-contains "list_human_mib" "0000:04:00.0  67108864 (64.0 MiB)      62914560 (60.0 MiB)      no         nvme          1b36:0010" "$out"
+expect "list_header" "provider      size                     available                in use                   published  driver        vendor:device" \
+	"$(head -n 1 <<< "$out")"
+contains "list_human_mib_in_use" "0000:04:00.0  67108864 (64.0 MiB)      62914560 (60.0 MiB)      4194304 (4.0 MiB)        no         nvme          1b36:0010" "$out"
+# One byte in use, and a kernel whose available exceeds size: never negative.
+echo 67108863 > "$S/bus/pci/devices/0000:03:00.0/p2pmem/available"
+echo 16777217 > "$S/bus/pci/devices/0000:80:00.0/p2pmem/available"
+run -l list
+expect "list_in_use_one_byte_and_never_negative" "0000:03:00.0 1 0000:80:00.0 0" \
+	"$(awk '$1 == "0000:03:00.0" || $1 == "0000:80:00.0" { printf "%s%s %s", s, $1, $7; s = " " }' <<< "$out")"
+echo 67108864 > "$S/bus/pci/devices/0000:03:00.0/p2pmem/available"
+echo 16777216 > "$S/bus/pci/devices/0000:80:00.0/p2pmem/available"
 
 # --- routes --------------------------------------------------------------------
 run routes
