@@ -6,6 +6,7 @@
  *                               each one's memory is in use
  *   p2pdma routes [DEV...]      provider x client route matrix, with the
  *                               knob that would change each refusal
+ *   p2pdma route PROV CLIENT    one route, explained
  *   p2pdma bind BDF [...]       bind a device to the p2pmem-bar driver
  *   p2pdma unbind BDF           unbind it again
  *
@@ -65,6 +66,7 @@ static bool opt_list;
 static const char usage_text[] =
 "Usage: p2pdma [-l] list\n"
 "       p2pdma [-l] routes [DEV...]\n"
+"       p2pdma [-l] route PROVIDER CLIENT\n"
 "       p2pdma bind BDF [--bar N] [--offset BYTES] [--size BYTES] [--no-publish] [--force]\n"
 "       p2pdma unbind BDF [--force]\n"
 "       p2pdma --help | --version\n"
@@ -77,12 +79,20 @@ static const char usage_text[] =
 "           driver, vendor:device\n"
 "  routes   the route from each provider (rows) to each client (columns) as the\n"
 "           kernel computes it: 'bus N' (by PCI bus address), 'hb N' (through\n"
-"           the host bridge), N the distance, or 'REFUSED[n]' with footnote n\n"
-"           below: the kernel's reason and the knob that would allow the route.\n"
+"           the host bridge), N the distance, 'hb N*' allowed by override (an\n"
+"           allow rule of pci_p2pdma.host_bridges, not the kernel's built-in\n"
+"           list, allows it: see the legend), or 'REFUSED[n]' with footnote n\n"
+"           below: the kernel's reason and the knob that would allow the route\n"
+"           (the pci_p2pdma.host_bridges value to write). The kernel API gives\n"
+"           a refused pair the distance -1: refused, not a negative distance.\n"
 "           DEV... (PCI addresses, DDDD:BB:DD.F or BB:DD.F) keeps only routes\n"
 "           whose provider and client are both listed, so 'routes A B C' answers\n"
 "           \"can A, B and C use each other's P2P memory\". Reads\n"
 "           /sys/kernel/debug/p2pdma/routes: needs root and debugfs mounted.\n"
+"  route    the route from PROVIDER to CLIENT, explained: allowed (how, the\n"
+"           distance, by override or not) or refused (why, the bridge with ACS\n"
+"           redirect, the host bridge that refuses, what decided it and the\n"
+"           knob that would allow it). Exit status 0 either way.\n"
 "  bind     bind BDF to the p2pmem-bar driver, which offers a memory BAR as P2P\n"
 "           memory: --bar N (default: the driver picks), --offset BYTES (0),\n"
 "           --size BYTES (0: the rest of the BAR), --no-publish (keep it out of\n"
@@ -510,8 +520,16 @@ static struct route *find_route(struct routes *t, const char *p, const char *c)
 }
 
 #define CELL_LEN 32
+#define RULES_LEN 4096
+#define VERIFY_DOC "p2pdma.rst, \"Verifying a host bridge before allowing it\""
 
-/* The matrix cell of a route: "bus 4", "hb 2052", "REFUSED[1]". */
+/* Allowed only because an allow rule of pci_p2pdma.host_bridges says so. */
+static bool by_override(const struct route *r)
+{
+	return strcmp(r->f[F_MAP], "refused") && !strcmp(r->f[F_POLICY], "override");
+}
+
+/* The matrix cell of a route: "bus 4", "hb 2052", "hb 2052*", "REFUSED[1]". */
 static void cell_text(const struct route *r, char *buf)
 {
 	const char *map;
@@ -526,32 +544,147 @@ static void cell_text(const struct route *r, char *buf)
 	else if (!strcmp(map, "bus-address"))
 		snprintf(buf, CELL_LEN, "bus %.20s", r->f[F_DIST]);
 	else if (!strcmp(map, "through-host-bridge"))
-		snprintf(buf, CELL_LEN, "hb %.20s", r->f[F_DIST]);
+		snprintf(buf, CELL_LEN, "hb %.20s%s", r->f[F_DIST], by_override(r) ? "*" : "");
 	else
-		snprintf(buf, CELL_LEN, "%.19s %.10s", map, r->f[F_DIST]);
+		snprintf(buf, CELL_LEN, "%.19s %.10s%s", map, r->f[F_DIST],
+			 by_override(r) ? "*" : "");
 }
 
-/* One footnote: why the kernel refused a route and what would allow it. */
-static void print_note(const struct route *r, const char *rules)
+/* Append to the string @buf of @len bytes; what does not fit is cut. */
+static void append(char *buf, size_t len, const char *fmt, ...)
 {
-	const char *hb = r->f[F_HB], *acs = r->f[F_ACS], *policy = r->f[F_POLICY];
+	size_t n = strlen(buf);
+	va_list ap;
 
-	printf("[%d] %s -> %s: %s\n", r->note, r->f[F_PROVIDER], r->f[F_CLIENT],
-	       strcmp(r->f[F_REASON], "-") && r->f[F_REASON][0] ? r->f[F_REASON] :
-	       "refused (no reason given)");
-	/* No host bridge refused it (the client is no PCI device, ...): no knob. */
-	if (!strcmp(hb, "-"))
+	if (n + 1 >= len)
 		return;
-	if (!strcmp(policy, "builtin"))
-		printf("    allow it: echo 'allow:%s%s%s' > /sys/" HB_PARAM
-		       " (at boot: pci_p2pdma.host_bridges=allow:%s)\n",
-		       hb, rules[0] ? "," : "", rules, hb);
-	else if (!strcmp(policy, "override"))
-		printf("    a deny rule of pci_p2pdma.host_bridges refuses it (now: %s); %s\n",
-		       rules[0] ? rules : "empty", "remove it");
+	va_start(ap, fmt);
+	vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+/* DDDD:BB, the name of a root bus in a host bridge's "pciDDDD:BB". */
+static bool is_root_bus(const char *s, size_t n)
+{
+	return n >= 7 && n <= 11 && s[n - 3] == ':' && hex_run(s, n - 3) &&
+	       hex_run(s + n - 2, 2);
+}
+
+/*
+ * The host bridge of @bdf as DDDD:BB (its root bus): the "pciDDDD:BB"
+ * directory its sysfs device lies below. False when sysfs does not say.
+ */
+static bool host_bridge_of(const char *bdf, char *buf, size_t len)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	const char *p, *end;
+	ssize_t n;
+
+	sys_path(path, sizeof(path), DEVICES "/%s", bdf);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	for (p = strstr(link, "/pci"); p; p = strstr(p + 1, "/pci")) {
+		end = strchr(p + 4, '/');
+		if (!end)
+			end = p + strlen(p);
+		if (is_root_bus(p + 4, end - (p + 4))) {
+			snprintf(buf, len, "%.*s", (int)(end - (p + 4)), p + 4);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The pci_p2pdma.host_bridges value that allows the refused route @r: an
+ * allow rule for every host bridge on its path (the one that refused it,
+ * and those of its provider and client where sysfs names them, since a
+ * route between two host bridges needs both), first because the first
+ * match wins, then the rules in force (@rules) but those for the same host
+ * bridges, which could match no more. It removes a deny rule for them.
+ */
+static void allow_value(const struct route *r, const char *rules, char *buf, size_t len)
+{
+	char hbs[3][32], *copy, *tok, *save = NULL;
+	size_t nhb = 1, i, k;
+
+	snprintf(hbs[0], sizeof(hbs[0]), "%s", r->f[F_HB]);
+	for (k = F_PROVIDER; k <= F_CLIENT; k++) {
+		if (!host_bridge_of(r->f[k], hbs[nhb], sizeof(hbs[nhb])))
+			continue;
+		for (i = 0; i < nhb && strcmp(hbs[i], hbs[nhb]); i++)
+			;
+		nhb += i == nhb;
+	}
+	buf[0] = '\0';
+	for (i = 0; i < nhb; i++)
+		append(buf, len, "%sallow:%s", i ? "," : "", hbs[i]);
+	copy = strdup(rules);
+	if (!copy) {
+		perror(prog);
+		exit(EXIT_FAIL);
+	}
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const char *sel = strchr(tok, ':');
+
+		for (i = 0; sel && i < nhb && strcmp(sel + 1, hbs[i]); i++)
+			;
+		if (!sel || i == nhb)
+			append(buf, len, ",%s", tok);
+	}
+	free(copy);
+}
+
+/*
+ * What would allow the refused route @r, each line after @indent: the
+ * pci_p2pdma.host_bridges value, and clearing the ACS redirect. Returns
+ * false when no knob applies (no host bridge refused it).
+ */
+static bool print_knob(const struct route *r, const char *rules, const char *indent)
+{
+	const char *acs = r->f[F_ACS], *policy = r->f[F_POLICY];
+	char val[RULES_LEN + 128];
+
+	if (!strcmp(r->f[F_HB], "-") ||
+	    (strcmp(policy, "builtin") && strcmp(policy, "override")))
+		return false;
+	allow_value(r, rules, val, sizeof(val));
+	if (!strcmp(policy, "override"))
+		printf("%sa deny rule of pci_p2pdma.host_bridges refuses it (now: %s)\n",
+		       indent, rules[0] ? rules : "empty");
+	printf("%sallow it: echo '%s' > /sys/" HB_PARAM " (at boot: pci_p2pdma.host_bridges=%s)\n",
+	       indent, val, val);
 	if (strcmp(acs, "-"))
-		printf("    or turn off ACS P2P redirect on %s: %s%s %s\n", acs,
+		printf("%sor turn off ACS P2P redirect on %s: %s%s %s\n", indent, acs,
 		       "boot with pci=config_acs=00xx@", acs, "(this can merge IOMMU groups)");
+	return true;
+}
+
+static const char *reason_of(const struct route *r)
+{
+	return strcmp(r->f[F_REASON], "-") && r->f[F_REASON][0] ? r->f[F_REASON] :
+	       "refused (no reason given)";
+}
+
+/*
+ * One footnote: why the kernel refused a route and what would allow it.
+ * Returns whether it names a knob.
+ */
+static bool print_note(const struct route *r, const char *rules)
+{
+	printf("[%d] %s -> %s: %s\n", r->note, r->f[F_PROVIDER], r->f[F_CLIENT],
+	       reason_of(r));
+	return print_knob(r, rules, "    ");
+}
+
+/* After the knobs: what an allow rule means. */
+static void print_allow_caveat(const char *indent)
+{
+	printf("%sAn allow rule makes a route allowed by override: use one only for a host\n"
+	       "%sbridge known to forward P2P requests (see " VERIFY_DOC ").\n",
+	       indent, indent);
 }
 
 static void print_row(const char *head, int w0, char (*cells)[CELL_LEN],
@@ -565,18 +698,20 @@ static void print_row(const char *head, int w0, char (*cells)[CELL_LEN],
 	printf("\n");
 }
 
-static int cmd_routes(char **devs, int ndevs)
+/*
+ * Read the host bridge policy into @rules (RULES_LEN bytes) and the
+ * kernel's route table into @t, checking that every one of the @ndevs
+ * devices @devs is in a route. Returns an exit status.
+ */
+static int load_all(char *rules, struct routes *t, char **devs, int ndevs)
 {
-	char path[PATH_MAX], rules[4096];
-	const char **prov = NULL, **cli = NULL;
-	size_t np = 0, nc = 0, i, j;
-	char (*cells)[CELL_LEN];
-	struct routes t = { NULL, 0 };
-	int *w, w0, note = 0, missing = 0, status, err, k;
+	char path[PATH_MAX];
+	int status, err, k;
+	size_t i;
 
 	/* The policy first: a non-root user can read it, so 4 wins over 3. */
 	sys_path(path, sizeof(path), HB_PARAM);
-	err = read_str(path, rules, sizeof(rules));
+	err = read_str(path, rules, RULES_LEN);
 	if (err == ENOENT) {
 		fprintf(stderr,
 			"%s: no %s: this kernel's P2PDMA has no host bridge policy (the stock 6.12 P2PDMA has none)\n",
@@ -585,16 +720,16 @@ static int cmd_routes(char **devs, int ndevs)
 	}
 	if (err)
 		return report_errno("cannot read", path, err);
-	status = load_routes(&t);
+	status = load_routes(t);
 	if (status)
 		return status;
 
 	for (k = 0; k < ndevs; k++) {
 		bool seen = false;
 
-		for (i = 0; i < t.nr && !seen; i++)
-			seen = !strcmp(t.r[i].f[F_PROVIDER], devs[k]) ||
-			       !strcmp(t.r[i].f[F_CLIENT], devs[k]);
+		for (i = 0; i < t->nr && !seen; i++)
+			seen = !strcmp(t->r[i].f[F_PROVIDER], devs[k]) ||
+			       !strcmp(t->r[i].f[F_CLIENT], devs[k]);
 		if (!seen) {
 			fprintf(stderr,
 				"%s: %s is in no route of the kernel's table (no such PCI function, or not one with a type 0 header)\n",
@@ -602,6 +737,36 @@ static int cmd_routes(char **devs, int ndevs)
 			status = EXIT_FAIL;
 		}
 	}
+	return status;
+}
+
+static void print_fields(const struct route *r)
+{
+	int k;
+
+	for (k = 0; k < NR_FIELDS; k++)
+		printf("%s%c", r->f[k], k + 1 < NR_FIELDS ? ' ' : '\n');
+}
+
+/* The warning of a route allowed by override, each line after @indent. */
+static void print_override_warning(const char *indent)
+{
+	printf("%san allow rule of pci_p2pdma.host_bridges allows it, not the kernel's built-in\n"
+	       "%slist of host bridges: nothing vouches that the root complex forwards peer-to-\n"
+	       "%speer requests, and if it does not, DMA on the route can lose or corrupt data.\n"
+	       "%sSee " VERIFY_DOC ".\n", indent, indent, indent, indent);
+}
+
+static int cmd_routes(char **devs, int ndevs)
+{
+	char rules[RULES_LEN];
+	const char **prov = NULL, **cli = NULL;
+	size_t np = 0, nc = 0, i, j;
+	char (*cells)[CELL_LEN];
+	struct routes t = { NULL, 0 };
+	int *w, w0, note = 0, missing = 0, override = 0, status;
+
+	status = load_all(rules, &t, devs, ndevs);
 	if (status)
 		return status;
 
@@ -609,11 +774,9 @@ static int cmd_routes(char **devs, int ndevs)
 		for (i = 0; i < t.nr; i++) {
 			struct route *r = &t.r[i];
 
-			if (!listed(r->f[F_PROVIDER], devs, ndevs) ||
-			    !listed(r->f[F_CLIENT], devs, ndevs))
-				continue;
-			for (k = 0; k < NR_FIELDS; k++)
-				printf("%s%c", r->f[k], k + 1 < NR_FIELDS ? ' ' : '\n');
+			if (listed(r->f[F_PROVIDER], devs, ndevs) &&
+			    listed(r->f[F_CLIENT], devs, ndevs))
+				print_fields(r);
 		}
 		return EXIT_OK;
 	}
@@ -646,6 +809,7 @@ static int cmd_routes(char **devs, int ndevs)
 			if (r && !strcmp(r->f[F_MAP], "refused"))
 				r->note = ++note;
 			missing += !r;
+			override += r && by_override(r);
 			cell_text(r, cells[i * nc + j]);
 			if ((int)strlen(cells[i * nc + j]) > w[j])
 				w[j] = strlen(cells[i * nc + j]);
@@ -665,21 +829,90 @@ static int cmd_routes(char **devs, int ndevs)
 		print_row(prov[i], w0, &cells[i * nc], w, nc);
 	printf("\nbus N: by PCI bus address, hb N: through the host bridge (N: the distance)%s\n",
 	       missing ? ", ?: not in the kernel's table" : "");
+	if (note)
+		printf("REFUSED[n]: refused, footnote n (%s: refused, not a negative distance)\n",
+		       "the kernel API's distance for it is -1");
+	if (override) {
+		printf("*: allowed by override:\n");
+		print_override_warning("   ");
+	}
 	printf("pci_p2pdma.host_bridges: %s\n", rules[0] ? rules : "(no rules)");
 	if (note) {
+		bool knob = false;
+
 		printf("\nRefused:\n");
 		for (i = 0; i < np; i++)
 			for (j = 0; j < nc; j++) {
 				struct route *r = find_route(&t, prov[i], cli[j]);
 
 				if (r && r->note)
-					print_note(r, rules);
+					knob |= print_note(r, rules);
 			}
+		if (knob)
+			print_allow_caveat("");
 	}
 	free(cells);
 	free(w);
 	free(prov);
 	free(cli);
+	return EXIT_OK;
+}
+
+/* The route from @provider to @client, explained. */
+static int cmd_route(char *provider, char *client)
+{
+	char *devs[2] = { provider, client };
+	struct routes t = { NULL, 0 };
+	char rules[RULES_LEN];
+	const char *map, *how;
+	struct route *r;
+	int status;
+	bool hb;
+
+	status = load_all(rules, &t, devs, 2);
+	if (status)
+		return status;
+	r = find_route(&t, provider, client);
+	if (!r) {
+		fprintf(stderr,
+			"%s: no route from %s to %s in the kernel's table (%s is not a P2P memory provider)\n",
+			prog, provider, client, provider);
+		return EXIT_FAIL;
+	}
+	if (opt_list) {
+		print_fields(r);
+		return EXIT_OK;
+	}
+	map = r->f[F_MAP];
+	hb = strcmp(r->f[F_HB], "-");
+	if (!strcmp(map, "refused")) {
+		printf("%s -> %s: refused\n", provider, client);
+		printf("  distance:     -1 in the kernel API (pci_p2pdma_distance()): %s\n",
+		       "refused, not a negative distance");
+		printf("  reason:       %s\n", reason_of(r));
+		printf("  ACS redirect: %s\n", strcmp(r->f[F_ACS], "-") ? r->f[F_ACS] : "none");
+		printf("  host bridge:  %s\n", hb ? r->f[F_HB] : "none");
+		printf("  decided by:   %s\n", !hb ? "no host bridge policy (see the reason)" :
+		       !strcmp(r->f[F_POLICY], "builtin") ?
+		       "the kernel's built-in host bridge list" :
+		       !strcmp(r->f[F_POLICY], "override") ?
+		       "a deny rule of pci_p2pdma.host_bridges" : r->f[F_POLICY]);
+		if (!print_knob(r, rules, "  "))
+			printf("  no knob: no host bridge refused it, no setting allows it\n");
+		else
+			print_allow_caveat("  ");
+		return EXIT_OK;
+	}
+	how = !strcmp(map, "bus-address") ? "by PCI bus address" :
+	      !strcmp(map, "through-host-bridge") ? "through the host bridge" : map;
+	printf("%s -> %s: allowed%s %s, distance %s\n", provider, client,
+	       by_override(r) ? " by override," : "", how, r->f[F_DIST]);
+	if (by_override(r)) {
+		printf("  decided by:   pci_p2pdma.host_bridges (now: %s)\n", rules);
+		print_override_warning("  ");
+	} else if (!strcmp(r->f[F_POLICY], "builtin")) {
+		printf("  decided by:   the kernel's built-in host bridge list\n");
+	}
 	return EXIT_OK;
 }
 
@@ -1001,15 +1234,15 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		usage_error("%s", "no command (list, routes, bind, unbind)");
+		usage_error("%s", "no command (list, routes, route, bind, unbind)");
 	cmd = argv[optind++];
 	n = argc - optind;
 	if (strcmp(cmd, "bind") && bind_opt)
 		usage_error("%s is an option of bind only", bind_opt);
 	if (o.force && strcmp(cmd, "bind") && strcmp(cmd, "unbind"))
 		usage_error("%s", "--force is an option of bind and unbind only");
-	if (opt_list && strcmp(cmd, "list") && strcmp(cmd, "routes"))
-		usage_error("%s", "--list is an option of list and routes only");
+	if (opt_list && strcmp(cmd, "list") && strcmp(cmd, "routes") && strcmp(cmd, "route"))
+		usage_error("%s", "--list is an option of list, routes and route only");
 
 	if (!strcmp(cmd, "list")) {
 		if (n)
@@ -1022,6 +1255,11 @@ int main(int argc, char **argv)
 			devs[i] = parse_addr(argv[optind + i]);
 		return cmd_routes(devs, n);
 	}
+	if (!strcmp(cmd, "route")) {
+		if (n != 2)
+			usage_error("%s", "route takes two PCI addresses: PROVIDER CLIENT");
+		return cmd_route(parse_addr(argv[optind]), parse_addr(argv[optind + 1]));
+	}
 	if (!strcmp(cmd, "bind") || !strcmp(cmd, "unbind")) {
 		if (n != 1)
 			usage_error("%s takes one PCI address", cmd);
@@ -1029,6 +1267,6 @@ int main(int argc, char **argv)
 			return cmd_bind(parse_addr(argv[optind]), &o);
 		return cmd_unbind(parse_addr(argv[optind]), o.force);
 	}
-	usage_error("unknown command '%s' (list, routes, bind, unbind)", cmd);
+	usage_error("unknown command '%s' (list, routes, route, bind, unbind)", cmd);
 	return EXIT_USAGE;
 }

@@ -6,8 +6,10 @@
 # host bridge policy and the p2pmem-bar module parameters. A background
 # "fake kernel" serves bus/pci/drivers_probe (a FIFO) as the PCI core would:
 # it records the p2pmem-bar parameters at probe time and binds the device.
-# Checks list (with the bytes in use), routes (matrix, footnotes, knobs,
-# -l), bind and unbind, and every exit status. Needs no guest and no root (the permission checks run
+# Checks list (with the bytes in use), routes (matrix, the mark of a route
+# allowed by override, footnotes, knobs, -l), route (one pair explained),
+# the knob over two host bridges (a tree whose devices lie below their host
+# bridge's pciDDDD:BB directory), bind and unbind, and every exit status. Needs no guest and no root (the permission checks run
 # only as root, with setpriv). Prints "N passed, N failed" last; exits 1 on
 # a failure.
 #
@@ -64,6 +66,7 @@ routes_v2='# p2pdma routes v2
 0000:04:00.0 0000:03:00.0 bus-address 4 - - - -
 0000:04:00.0 0000:04:00.0 bus-address 0 - - - -
 0000:04:00.0 0000:00:1f.2 refused - - - - the client is not a PCI device
+0000:80:00.0 0000:00:02.0 through-host-bridge 2052 builtin - - -
 0000:80:00.0 0000:00:03.0 through-host-bridge 2052 override - - allowed by pci_p2pdma.host_bridges
 0000:80:00.0 0000:80:00.0 bus-address 0 - - - -
 0000:01:00.1 0000:01:00.0 refused - builtin 0000:00:07.0 0000:00 ACS redirect on 0000:00:07.0 forces the host bridge path; host bridge pci0000:00 is not known to route P2P
@@ -219,7 +222,15 @@ cell() { # PROVIDER CLIENT: the matrix cell, by the header's columns
 }
 expect "routes_cell_bus" "bus 4" "$(cell 0000:03:00.0 0000:04:00.0)"
 expect "routes_cell_self" "bus 0" "$(cell 0000:03:00.0 0000:03:00.0)"
-expect "routes_cell_hb" "hb 2052" "$(cell 0000:80:00.0 0000:00:03.0)"
+expect "routes_cell_hb_builtin" "hb 2052" "$(cell 0000:80:00.0 0000:00:02.0)"
+expect "routes_cell_hb_override_marked" "hb 2052*" "$(cell 0000:80:00.0 0000:00:03.0)"
+expect "routes_legend_override" "*: allowed by override:
+   an allow rule of pci_p2pdma.host_bridges allows it, not the kernel's built-in
+   list of host bridges: nothing vouches that the root complex forwards peer-to-
+   peer requests, and if it does not, DMA on the route can lose or corrupt data.
+   See p2pdma.rst, \"Verifying a host bridge before allowing it\"." \
+	"$(sed -n '/^\*: /,/^   See /p' <<< "$out")"
+contains "routes_legend_refused_is_minus_1" "REFUSED[n]: refused, footnote n (the kernel API's distance for it is -1: refused, not a negative distance)" "$out"
 expect "routes_cell_refused" "REFUSED[1]" "$(cell 0000:01:00.1 0000:01:00.0)"
 expect "routes_cell_missing" "?" "$(cell 0000:80:00.0 0000:04:00.0)"
 expect "routes_rows_are_providers" "0000:01:00.1 0000:03:00.0 0000:04:00.0 0000:80:00.0" \
@@ -228,12 +239,15 @@ expect "routes_columns_are_clients" "provider\\client 0000:00:02.0 0000:00:03.0 
 	"$(head -n 1 <<< "$out" | tr -s ' ')"
 hbp=/sys/module/pci_p2pdma/parameters/host_bridges
 contains "routes_note_builtin_reason" "[2] 0000:03:00.0 -> 0000:00:02.0: host bridge pci0000:00 is not known to route P2P (allow with pci_p2pdma.host_bridges=allow:0000:00)" "$out"
-contains "routes_knob_builtin_prepends_rule" "    allow it: echo 'allow:0000:00,allow:0000:80' > $hbp (at boot: pci_p2pdma.host_bridges=allow:0000:00)" "$out"
+contains "routes_knob_builtin_prepends_rule" "    allow it: echo 'allow:0000:00,allow:0000:80' > $hbp (at boot: pci_p2pdma.host_bridges=allow:0000:00,allow:0000:80)" "$out"
 contains "routes_knob_acs" "    or turn off ACS P2P redirect on 0000:00:07.0: boot with pci=config_acs=00xx@0000:00:07.0 (this can merge IOMMU groups)" "$out"
 contains "routes_knob_override" "[3] 0000:03:00.0 -> 0000:00:05.0: host bridge pci0000:00 is denied by pci_p2pdma.host_bridges rule deny:0000:00
-    a deny rule of pci_p2pdma.host_bridges refuses it (now: allow:0000:80); remove it" "$out"
-note4=$(sed -n '/^\[4\]/,/^\[5\]/p' <<< "$out")
-expect "routes_note_without_knob" "[4] 0000:04:00.0 -> 0000:00:1f.2: the client is not a PCI device" "$note4"
+    a deny rule of pci_p2pdma.host_bridges refuses it (now: allow:0000:80)
+    allow it: echo 'allow:0000:00,allow:0000:80' > $hbp (at boot: pci_p2pdma.host_bridges=allow:0000:00,allow:0000:80)" "$out"
+note4=$(sed -n '/^\[4\]/,$p' <<< "$out")
+expect "routes_note_without_knob_then_caveat" "[4] 0000:04:00.0 -> 0000:00:1f.2: the client is not a PCI device
+An allow rule makes a route allowed by override: use one only for a host
+bridge known to forward P2P requests (see p2pdma.rst, \"Verifying a host bridge before allowing it\")." "$note4"
 expect "routes_one_note_per_refusal" 4 "$(grep -c '^\[[0-9]*\] ' <<< "$out")"
 contains "routes_shows_policy" "pci_p2pdma.host_bridges: allow:0000:80" "$out"
 contains "routes_legend_missing" "?: not in the kernel's table" "$out"
@@ -249,15 +263,99 @@ expect "routes_devs_restrict_both" "provider\\client 0000:03:00.0 0000:04:00.0
 0000:04:00.0 bus 4 bus 0" "$(sed -n 1,3p <<< "$out" | tr -s ' ')"
 lacks "routes_devs_no_other_notes" "REFUSED" "$out"
 lacks "routes_devs_no_missing_legend" "?:" "$out"
+lacks "routes_devs_no_override_legend" "allowed by override" "$out"
+lacks "routes_devs_no_refused_legend" "REFUSED[n]" "$out"
 run -l routes 0000:01:00.1
 expect "routes_l_devs" "0000:01:00.1 0000:01:00.1 bus-address 0 - - - -" "$out"
 run routes 0000:42:00.0
 expect "routes_unknown_dev_exit_1" 1 "$rc"
 
+# The deny rule for the same host bridge goes; the others stay, in order.
+echo "deny:0000:00,deny:8086:29c0,allow:0000:80" > "$S/module/pci_p2pdma/parameters/host_bridges"
+run routes
+contains "routes_knob_replaces_deny_rule" "    allow it: echo 'allow:0000:00,deny:8086:29c0,allow:0000:80' > $hbp (at boot: pci_p2pdma.host_bridges=allow:0000:00,deny:8086:29c0,allow:0000:80)" "$out"
 : > "$S/module/pci_p2pdma/parameters/host_bridges"
 run routes
-contains "routes_knob_builtin_no_rules" "allow it: echo 'allow:0000:00' > $hbp (at boot" "$out"
+contains "routes_knob_builtin_no_rules" "allow it: echo 'allow:0000:00' > $hbp (at boot: pci_p2pdma.host_bridges=allow:0000:00)" "$out"
 contains "routes_knob_override_no_rules" "(now: empty)" "$out"
+echo "allow:0000:80" > "$S/module/pci_p2pdma/parameters/host_bridges"
+
+# --- route: one pair ------------------------------------------------------
+run route 0000:01:00.1 01:00.0
+expect "route_refused_exit_0" 0 "$rc"
+expect "route_refused_explained" "0000:01:00.1 -> 0000:01:00.0: refused
+  distance:     -1 in the kernel API (pci_p2pdma_distance()): refused, not a negative distance
+  reason:       ACS redirect on 0000:00:07.0 forces the host bridge path; host bridge pci0000:00 is not known to route P2P
+  ACS redirect: 0000:00:07.0
+  host bridge:  0000:00
+  decided by:   the kernel's built-in host bridge list
+  allow it: echo 'allow:0000:00,allow:0000:80' > $hbp (at boot: pci_p2pdma.host_bridges=allow:0000:00,allow:0000:80)
+  or turn off ACS P2P redirect on 0000:00:07.0: boot with pci=config_acs=00xx@0000:00:07.0 (this can merge IOMMU groups)
+  An allow rule makes a route allowed by override: use one only for a host
+  bridge known to forward P2P requests (see p2pdma.rst, \"Verifying a host bridge before allowing it\")." "$out"
+run route 0000:03:00.0 0000:00:05.0
+expect "route_refused_by_deny_rule" "0000:03:00.0 -> 0000:00:05.0: refused
+  distance:     -1 in the kernel API (pci_p2pdma_distance()): refused, not a negative distance
+  reason:       host bridge pci0000:00 is denied by pci_p2pdma.host_bridges rule deny:0000:00
+  ACS redirect: none
+  host bridge:  0000:00
+  decided by:   a deny rule of pci_p2pdma.host_bridges
+  a deny rule of pci_p2pdma.host_bridges refuses it (now: allow:0000:80)
+  allow it: echo 'allow:0000:00,allow:0000:80' > $hbp (at boot: pci_p2pdma.host_bridges=allow:0000:00,allow:0000:80)" \
+	"$(head -n 8 <<< "$out")"
+run route 0000:04:00.0 0000:00:1f.2
+expect "route_refused_without_knob" "0000:04:00.0 -> 0000:00:1f.2: refused
+  distance:     -1 in the kernel API (pci_p2pdma_distance()): refused, not a negative distance
+  reason:       the client is not a PCI device
+  ACS redirect: none
+  host bridge:  none
+  decided by:   no host bridge policy (see the reason)
+  no knob: no host bridge refused it, no setting allows it" "$out"
+run route 0000:03:00.0 0000:04:00.0
+expect "route_bus_address" "0000:03:00.0 -> 0000:04:00.0: allowed by PCI bus address, distance 4" "$out"
+run route 0000:80:00.0 0000:00:02.0
+expect "route_builtin" "0000:80:00.0 -> 0000:00:02.0: allowed through the host bridge, distance 2052
+  decided by:   the kernel's built-in host bridge list" "$out"
+run route 0000:80:00.0 0000:00:03.0
+expect "route_by_override" "0000:80:00.0 -> 0000:00:03.0: allowed by override, through the host bridge, distance 2052
+  decided by:   pci_p2pdma.host_bridges (now: allow:0000:80)
+  an allow rule of pci_p2pdma.host_bridges allows it, not the kernel's built-in
+  list of host bridges: nothing vouches that the root complex forwards peer-to-
+  peer requests, and if it does not, DMA on the route can lose or corrupt data.
+  See p2pdma.rst, \"Verifying a host bridge before allowing it\"." "$out"
+run -l route 0000:03:00.0 0000:00:02.0
+expect "route_l_is_the_kernels_line" "$(grep '^0000:03:00.0 0000:00:02.0 ' <<< "$routes_v2")" "$out"
+run route 0000:00:02.0 0000:03:00.0
+expect "route_not_a_provider_exit_1" "1 p2pdma: no route from 0000:00:02.0 to 0000:03:00.0 in the kernel's table (0000:00:02.0 is not a P2P memory provider)" "$rc $out"
+run route 0000:03:00.0 0000:42:00.0
+expect "route_unknown_dev_exit_1" 1 "$rc"
+run route 0000:03:00.0
+expect "route_one_address_exit_2" 2 "$rc"
+run route 0000:03:00.0 0000:04:00.0 0000:80:00.0
+expect "route_three_addresses_exit_2" 2 "$rc"
+
+# --- the knob over two host bridges ---------------------------------------
+# A tree as the kernel's: bus/pci/devices/BDF links to the device below its
+# host bridge's pciDDDD:BB directory. A route between two host bridges
+# needs both allowed: the knob names the one that refused first.
+T=$tmp/sys-hb
+mkdir -p "$T/devices/pci0000:00/0000:00:1c.0/0000:01:00.0" \
+	"$T/devices/pci0000:80/0000:80:00.0/0000:81:00.0" "$T/bus/pci/devices" \
+	"$T/kernel/debug/p2pdma" "$T/module/pci_p2pdma/parameters"
+ln -s ../../../devices/pci0000:00/0000:00:1c.0/0000:01:00.0 "$T/bus/pci/devices/0000:01:00.0"
+ln -s ../../../devices/pci0000:80/0000:80:00.0/0000:81:00.0 "$T/bus/pci/devices/0000:81:00.0"
+echo '# p2pdma routes v2
+0000:01:00.0 0000:01:00.0 bus-address 0 - - - -
+0000:01:00.0 0000:81:00.0 refused - builtin - 0000:80 host bridge pci0000:80 is not known to route P2P (allow with pci_p2pdma.host_bridges=allow:0000:80)' \
+	> "$T/kernel/debug/p2pdma/routes"
+echo "deny:all,allow:0000:00" > "$T/module/pci_p2pdma/parameters/host_bridges"
+out=$(P2PDMA_SYSFS=$T "$tool" routes 2>&1)
+contains "routes_knob_two_host_bridges" "    allow it: echo 'allow:0000:80,allow:0000:00,deny:all' > $hbp (at boot: pci_p2pdma.host_bridges=allow:0000:80,allow:0000:00,deny:all)" "$out"
+echo "deny:0000:80" > "$T/module/pci_p2pdma/parameters/host_bridges"
+sed -i 's/builtin - 0000:80 .*/override - 0000:80 host bridge pci0000:80 is denied by pci_p2pdma.host_bridges rule deny:0000:80/' \
+	"$T/kernel/debug/p2pdma/routes"
+out=$(P2PDMA_SYSFS=$T "$tool" route 0000:01:00.0 0000:81:00.0 2>&1)
+contains "route_knob_two_host_bridges_drops_deny" "  allow it: echo 'allow:0000:80,allow:0000:00' > $hbp (at boot: pci_p2pdma.host_bridges=allow:0000:80,allow:0000:00)" "$out"
 
 sed -i 1s/v2/v3/ "$S/kernel/debug/p2pdma/routes"
 run routes
