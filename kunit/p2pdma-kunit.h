@@ -1410,6 +1410,77 @@ static void policy_reason_test(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, buf, "-");
 }
 
+/* Warnings about host bridge @name logged since @mark. */
+static int risk_warnings(struct kunit *test, u64 mark, const char *name)
+{
+	return kunit_kmsg_count(test, mark, name,
+				"is not known to forward P2P requests",
+				"silently corrupted");
+}
+
+/*
+ * An allow rule for a host bridge the built-in policy does not vouch for
+ * warns once, naming the risk and the rule, for as long as rules keep
+ * allowing it; never for a host bridge of the list (even one that routes
+ * P2P only within itself), under the CPU rule, or for a deny rule.
+ */
+static void policy_allow_warns_once_test(struct kunit *test)
+{
+	struct pci_dev *u1 = rt_dev(test, EPU1), *u2 = rt_dev(test, EPU2);
+	static const char * const listed[] = {
+		"pci7e57:00", "pci7e57:40", "pci7e57:80", "pci7e57:90",
+		"pci7e57:20", "pci7e57:30", "pci7e57:50", "pci7e57:60",
+		"pci7e57:e0", "pci7e57:b0", "pci7e57:d0", "pci7e57:f0",
+	};
+	u64 mark;
+	int i;
+
+	mark = kunit_kmsg_mark();
+	set_policy(test, "allow:7e57:a0");
+	KUNIT_EXPECT_EQ(test, risk_warnings(test, mark, "pci7e57:a0"), 1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "pci7e57:a0",
+					       "(1de5:0001)", "rule allow:7e57:a0"), 1);
+
+	/* Routes through it, and a policy that still allows it: no more. */
+	mark = kunit_kmsg_mark();
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, pci_p2pdma_distance(u1, &u2->dev, true),
+				1 + 3 + 2 + HB);
+	KUNIT_EXPECT_EQ(test, p2p_policy_set("allow:1de5:0001,allow:7e57:00", NULL), 0);
+	KUNIT_EXPECT_EQ(test, risk_warnings(test, mark, "pci7e57:a0"), 0);
+	KUNIT_EXPECT_EQ(test, risk_warnings(test, mark, "pci7e57:00"), 0);
+
+	/* allow:all: each host bridge the list lacks, once; those on it never. */
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, p2p_policy_set("allow:all", NULL), 0);
+	KUNIT_EXPECT_EQ(test, risk_warnings(test, mark, "pci7e57:a0"), 0);
+	KUNIT_EXPECT_EQ(test, risk_warnings(test, mark, "pci7e57:c0"), 1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "pci7e57:c0",
+					       "(1de5:1004)", "rule allow:all"), 1);
+	/* Its first device is neither at 00.0 nor a root port: no ID. */
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "pci7e57:70",
+					       "(no ID)", "rule allow:all"), 1);
+	for (i = 0; i < ARRAY_SIZE(listed); i++)
+		KUNIT_EXPECT_EQ_MSG(test, risk_warnings(test, mark, listed[i]),
+				    0, "%s is on the built-in list", listed[i]);
+
+	/* No longer allowed, then allowed again: warned again. */
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, p2p_policy_set("deny:7e57:a0", NULL), 0);
+	KUNIT_EXPECT_EQ(test, risk_warnings(test, mark, "pci7e57:a0"), 0);
+	KUNIT_EXPECT_EQ(test, p2p_policy_set("allow:7e57:a0", NULL), 0);
+	KUNIT_EXPECT_EQ(test, risk_warnings(test, mark, "pci7e57:a0"), 1);
+
+	/* The CPU rule already routes P2P everywhere: nothing to warn about. */
+	KUNIT_EXPECT_EQ(test, p2p_policy_set("", NULL), 0);
+	set_cpu_rule(test, true);
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, p2p_policy_set("allow:all", NULL), 0);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark,
+					       "is not known to forward P2P requests",
+					       NULL, NULL), 0);
+}
+
 /* A verbose refusal by a deny rule says so, once per client. */
 static void policy_verbose_test(struct kunit *test)
 {
@@ -1446,6 +1517,7 @@ static struct kunit_case p2pdma_route_cases[] = {
 	KUNIT_CASE_PARAM(policy_route_test, policy_route_gen_params),
 	KUNIT_CASE(policy_reason_test),
 	KUNIT_CASE(policy_verbose_test),
+	KUNIT_CASE(policy_allow_warns_once_test),
 	{}
 };
 
@@ -1709,12 +1781,14 @@ static int pv_policy_changes;
 /*
  * Stands in for the CPU rule, which a route computation consults after
  * the policy's rules: the administrator denies 7e57:00 right then, once.
+ * The computation holds the RCU read lock, so this installs the rules
+ * without the parameter's check of what they risk, which sleeps.
  */
 static bool pv_policy_changes_midway(void)
 {
 	if (!pv_policy_changes++)
 		KUNIT_EXPECT_EQ(kunit_get_current_test(),
-				p2p_policy_set("deny:7e57:00", NULL), 0);
+				p2p_policy_install("deny:7e57:00"), 0);
 	return false;
 }
 

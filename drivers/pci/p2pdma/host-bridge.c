@@ -115,8 +115,22 @@ VISIBLE_IF_KUNIT bool p2p_cpu_routes_p2p(void)
  * it takes no sleeping lock, walks no device list and drops no reference.
  */
 static DEFINE_XARRAY(p2p_host_bridges);
-/* Serialises the updates, so that the last one for a root bus wins. */
+/*
+ * Serialises the updates, so that the last one for a root bus wins, and
+ * the checks of p2p_risky_host_bridges.
+ */
 static DEFINE_MUTEX(p2p_host_bridges_lock);
+
+/*
+ * Root buses (p2p_root_bus_key()) whose host bridge an allow rule of
+ * pci_p2pdma.host_bridges opens to P2P although the built-in policy would
+ * not, and which have been warned about: one warning per host bridge for
+ * as long as rules keep allowing it. Under p2p_host_bridges_lock.
+ */
+static DEFINE_XARRAY(p2p_risky_host_bridges);
+
+/* Set once the boot policy has been logged; later changes log themselves. */
+static bool p2p_policy_booted;
 
 #define P2P_HBE_ID		GENMASK(31, 0)	/* vendor << 16 | device */
 #define P2P_HBE_INDEX		GENMASK(39, 32)	/* table index + 1, 0 if none */
@@ -165,9 +179,13 @@ static int p2p_host_bridge_index(struct pci_dev *dev)
 	return -1;
 }
 
+static void p2p_host_bridge_check_risk(struct pci_bus *root);
+static void p2p_check_risks(void);
+
 /*
  * Record what @root's host bridge does with P2P, as if @leaving were
- * already gone. Process context.
+ * already gone, and warn if an allow rule now lets P2P through it
+ * unvouched for. Process context.
  */
 static void p2p_host_bridge_update(struct pci_bus *root,
 				   struct pci_dev *leaving)
@@ -188,6 +206,8 @@ static void p2p_host_bridge_update(struct pci_bus *root,
 				 GFP_KERNEL)))
 		pr_warn("no memory to record host bridge %04x:%02x; P2P through it is refused\n",
 			pci_domain_nr(root), root->number);
+	if (READ_ONCE(p2p_policy_booted))
+		p2p_host_bridge_check_risk(root);
 	mutex_unlock(&p2p_host_bridges_lock);
 }
 
@@ -232,8 +252,6 @@ VISIBLE_IF_KUNIT int p2p_known_host_bridge(struct pci_host_bridge *hb)
 
 static struct p2p_hb_policy p2p_policy;
 static DEFINE_SEQLOCK(p2p_policy_lock);
-/* Set once the boot policy has been logged; later changes log themselves. */
-static bool p2p_policy_booted;
 
 /* Parse exactly @digits (or 1 to -@digits) hex digits of @s, up to @end. */
 static int p2p_parse_hex(const char *s, const char *end, int digits, u32 *val)
@@ -382,7 +400,12 @@ bool p2p_policy_seq_retry(unsigned int seq)
 	return read_seqretry(&p2p_policy_lock, seq);
 }
 
-VISIBLE_IF_KUNIT int p2p_policy_set(const char *val, const struct kernel_param *kp)
+/*
+ * Parse @val and put it in force: every cached verdict is dropped and the
+ * change logged. Does not sleep, so that a KUnit case can change the
+ * policy in the middle of a route computation, as another CPU would.
+ */
+VISIBLE_IF_KUNIT int p2p_policy_install(const char *val)
 {
 	struct p2p_hb_policy pol, old;
 	char was[256], now[256];
@@ -405,6 +428,16 @@ VISIBLE_IF_KUNIT int p2p_policy_set(const char *val, const struct kernel_param *
 		pr_info("host bridge policy changed to '%s' (was '%s')\n",
 			now, was);
 	return 0;
+}
+
+/* The parameter's set: install the rules, then name what they risk. */
+VISIBLE_IF_KUNIT int p2p_policy_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = p2p_policy_install(val);
+
+	if (!ret && READ_ONCE(p2p_policy_booted))
+		p2p_check_risks();
+	return ret;
 }
 
 VISIBLE_IF_KUNIT int p2p_policy_get(char *buf, const struct kernel_param *kp)
@@ -460,6 +493,63 @@ bool p2p_policy_match(struct pci_host_bridge *hb,
 		}
 	} while (read_seqretry(&p2p_policy_lock, seq));
 	return found;
+}
+
+/*
+ * An allow rule vouches for a host bridge that the built-in policy does
+ * not: neither the CPU rule nor p2p_routing_host_bridges[] covers it. If
+ * its root complex does not forward peer-to-peer requests (optional,
+ * PCIe r6.0 sec 1.3.1), DMA through it fails or, as users of hand-made
+ * allow lists have seen, corrupts data silently: say so once, naming the
+ * rule, when a rule starts allowing it (a policy change, or a host bridge
+ * that appears under one). A host bridge of the list that routes P2P only
+ * within itself is not warned about. Process context, under
+ * p2p_host_bridges_lock.
+ */
+static void p2p_host_bridge_check_risk(struct pci_bus *root)
+{
+	struct pci_host_bridge *hb = pci_find_host_bridge(root);
+	unsigned long key = p2p_root_bus_key(root);
+	struct p2p_hb_policy one = { .n = 1 };
+	char rule[32], id[16] = "no ID";
+	u32 v;
+
+	lockdep_assert_held(&p2p_host_bridges_lock);
+	if (!hb || !p2p_policy_match(hb, &one.rule[0]) || !one.rule[0].allow ||
+	    p2p_cpu_routes_p2p() || p2p_known_host_bridge(hb) >= 0) {
+		xa_erase(&p2p_risky_host_bridges, key);
+		return;
+	}
+	if (xa_load(&p2p_risky_host_bridges, key))
+		return;
+	/* Without memory to remember it, it is warned about again later. */
+	xa_store(&p2p_risky_host_bridges, key, xa_mk_value(1), GFP_KERNEL);
+	v = FIELD_GET(P2P_HBE_ID, p2p_host_bridge_entry(hb));
+	if (v)
+		snprintf(id, sizeof(id), "%04x:%04x", v >> 16, v & 0xffff);
+	p2p_policy_print(&one, rule, sizeof(rule));
+	pr_warn("host bridge %s (%s) is not known to forward P2P requests, but rule %s allows P2P DMA through it: if it does not forward them, data can be lost or silently corrupted (verify it first: Documentation/driver-api/pci/p2pdma.rst)\n",
+		dev_name(&hb->dev), id, rule);
+}
+
+/* Check every root bus after a policy change. Process context. */
+static void p2p_check_risks(void)
+{
+	struct pci_bus *root = NULL;
+	unsigned long key;
+	void *entry;
+
+	mutex_lock(&p2p_host_bridges_lock);
+	/* Forget root buses that are gone; a new one is warned about anew. */
+	xa_for_each(&p2p_risky_host_bridges, key, entry) {
+		root = pci_find_bus(key >> 8, key & 0xff);
+		if (!root || !pci_is_root_bus(root))
+			xa_erase(&p2p_risky_host_bridges, key);
+	}
+	root = NULL;
+	while ((root = pci_find_next_bus(root)))
+		p2p_host_bridge_check_risk(root);
+	mutex_unlock(&p2p_host_bridges_lock);
 }
 
 /* After pci_bus_type exists (postcore), before the buses are scanned. */

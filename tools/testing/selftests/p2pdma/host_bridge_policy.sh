@@ -51,8 +51,8 @@ if [ -n "${P2P_BOOT_DENIED:-}" ]; then
 		exit "$KSFT_SKIP"
 	fi
 fi
-plan=19
-[ "$P2P_EXPECT_SRC" = refused ] && plan=20
+plan=20
+[ "$P2P_EXPECT_SRC" = refused ] && plan=22
 [ -n "${P2P_BOOT_DENIED:-}" ] && plan=$((plan + 5))
 ktap_set_plan $plan
 
@@ -193,12 +193,22 @@ if [ "$P2P_EXPECT_SRC" = refused ]; then
 	# again and hide a policy change that left stale verdicts cached.
 	result allow_by_bus_copy_bytes_match ok "$(copy)"
 	result allow_by_bus_logged 1 "$(logged_since "host bridge policy changed to '$rules_bus'")"
+	# The q35 host bridge is not on the built-in list: the rule's risk
+	# is named once, with the rule.
+	result allow_unlisted_host_bridge_warns 1 \
+		"$(logged_since "host bridge pci$hb_mem ($id_mem) is not known to forward P2P requests, but rule allow:$hb_mem allows P2P DMA through it")"
 	result allow_by_bus_route "through-host-bridge override allowed by pci_p2pdma.host_bridges" \
 		"$(field 3) $(field 5) $(field 8)"
 	# allow by vendor:device
 	result allow_by_id_accepted "" "$(set_knob "$rules_id")"
 	result allow_by_id_copy_bytes_match ok "$(copy)"
 	result allow_by_id_route "through-host-bridge override" "$(field 3) $(field 5)"
+	# Still allowed by the new rules, routes worked out again: no repeat.
+	# One warning for each host bridge of the route, none since.
+	nhb=1
+	[ "$hb_src" != "$hb_mem" ] && nhb=2
+	result allow_warned_once_per_host_bridge $nhb \
+		"$(logged_since "is not known to forward P2P requests")"
 	# a rule for another host bridge changes nothing
 	result other_rule_accepted "" "$(set_knob "allow:ffff:ff")"
 	result other_rule_route "refused builtin" "$(field 3) $(field 5)"
@@ -225,6 +235,8 @@ else
 	result deny_by_id_route "refused override" "$(field 3) $(field 5)"
 	result allow_before_deny_wins "through-host-bridge override" \
 		"$(set_knob "$rules_bus,deny:all"; field 3) $(field 5)"
+	# AMD Zen routes P2P through every host bridge: an allow rule adds no risk.
+	result allow_on_zen_no_warning 0 "$(logged_since "is not known to forward P2P requests")"
 	# back to the command line's
 	result restore_accepted "" "$(set_knob "$boot")"
 	result restored_copy_bytes_match ok "$(copy)"
