@@ -4,10 +4,14 @@
 # The p2pdma route tool (tools/pci/p2pdma) on a live kernel: its list
 # agrees with sysfs, its routes (one line per pair, and the matrix) with
 # the kernel's debugfs routes file, every refusal has a footnote with the
-# knob that would change it, an unprivileged user gets exit status 3, and
-# bind/unbind of the machine's ivshmem device (1af4:1110) through
-# p2pmem-bar make a provider that list shows, published or not. The
-# ivshmem is left as it was found.
+# knob that would change it; "route P C" explains a refused pair, and the
+# knob it prints, applied, allows that route, which the matrix then marks
+# as allowed by override (the policy is restored exactly as found); the
+# in-use bytes of list grow by exactly what a mapping of p2pmem/allocate
+# takes and come back when it is unmapped; an unprivileged user gets exit
+# status 3, and bind/unbind of the machine's ivshmem device (1af4:1110)
+# through p2pmem-bar make a provider that list shows, published or not.
+# The ivshmem is left as it was found.
 # Environment: P2PDMA_TOOL, the tool (default: build/bin/p2pdma of the
 # checkout); P2P_MEM, the serial of an NVMe bound to nvme (optional);
 # P2P_IVSHMEM, the ivshmem's vendor:device (default 1af4:1110).
@@ -35,7 +39,7 @@ if [ -z "$tool" ] || [ ! -x "$tool" ] || [ ! -r "$routes" ]; then
 	ktap_skip_all "needs the p2pdma tool (make tools; P2PDMA_TOOL) and $routes"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 11
+ktap_set_plan 18
 
 # check NAME OK [MESSAGE...]: a result; the messages explain a failure.
 check() {
@@ -85,9 +89,10 @@ ok=0
 [ -n "$kernel" ] && [ "$(sort <<< "$kernel")" = "$(sort <<< "$got")" ] && ok=1
 check routes_list_matches_kernel $ok "kernel:" "$kernel" "p2pdma -l routes:" "$got"
 
-# The matrix: "provider client cell" for every cell, by the header's columns.
-matrix=$("$tool" routes 2>&1)
-cells=$(awk 'NR == 1 {
+# matrix_cells: "provider client cell" for every cell of $matrix, by the
+# header's columns.
+matrix_cells() {
+	awk 'NR == 1 {
 		for (i = 2; i <= NF; i++) { c[i - 1] = $i; p[i - 1] = index($0, $i) }
 		n = NF - 1; next
 	}
@@ -98,19 +103,54 @@ cells=$(awk 'NR == 1 {
 			sub(/ +$/, "", cell)
 			print $1, c[j], cell
 		}
-	}' <<< "$matrix")
-want=$(awk '{
-		m = $3 " " $4
-		if ($3 == "bus-address") m = "bus " $4
-		if ($3 == "through-host-bridge") m = "hb " $4
-		if ($3 == "refused") m = "REFUSED"
-		print $1, $2, m
-	}' <<< "$kernel" | sort)
-got=$(sed -E 's/REFUSED\[[0-9]+\]$/REFUSED/' <<< "$cells" | sort)
+	}' <<< "$matrix"
+}
+# matrix_diff: how the cells of $matrix differ from the kernel's $kernel
+# (nothing when they agree): a route an allow rule allowed is "hb N*".
+matrix_diff() {
+	local want got
+	want=$(awk '{
+			m = $3 " " $4
+			if ($3 == "bus-address") m = "bus " $4
+			if ($3 == "through-host-bridge") m = "hb " $4
+			if ($3 != "refused" && $5 == "override") m = m "*"
+			if ($3 == "refused") m = "REFUSED"
+			print $1, $2, m
+		}' <<< "$kernel" | sort)
+	got=$(matrix_cells | sed -E 's/REFUSED\[[0-9]+\]$/REFUSED/' | sort)
+	[ -n "$want" ] || echo "the kernel's table is empty"
+	diff <(echo "$want") <(echo "$got") | grep '^[<>]' |
+		sed 's/^</kernel:/; s/^>/matrix:/' | head -n 20
+}
+matrix=$("$tool" routes 2>&1)
+cells=$(matrix_cells)
+bad=$(matrix_diff)
 ok=0
-[ -n "$want" ] && [ "$want" = "$got" ] && ok=1
-check routes_matrix_matches_kernel $ok "$(diff <(echo "$want") <(echo "$got") | grep '^[<>]' |
-	sed 's/^</kernel:/; s/^>/matrix:/' | head -n 20)"
+[ -z "$bad" ] && ok=1
+check routes_matrix_matches_kernel $ok "$bad"
+
+# hb_of BDF: the host bridge (DDDD:BB, its root bus) sysfs puts BDF below.
+hb_of() {
+	local l
+	l=$(readlink -f "$devs/$1")
+	l=${l#/sys/devices/pci}
+	echo "${l%%/*}"
+}
+# allow_value HOST_BRIDGE PROVIDER CLIENT RULES: the knob of a refusal, as
+# the tool documents it: an allow rule for every host bridge on the path
+# first, then RULES without the rules for those host bridges.
+allow_value() {
+	local hbs=("$1") h t v="" r
+	for h in "$(hb_of "$2")" "$(hb_of "$3")"; do
+		[[ " ${hbs[*]} " == *" $h "* ]] || hbs+=("$h")
+	done
+	for h in "${hbs[@]}"; do v+="${v:+,}allow:$h"; done
+	IFS=, read -ra r <<< "$4"
+	for t in "${r[@]}"; do
+		[[ " ${hbs[*]} " == *" ${t#*:} "* ]] || v+=",$t"
+	done
+	echo "$v"
+}
 
 # Every refusal: a footnote "[n] provider -> client: reason" and its knob.
 rules=$(<"$hbp")
@@ -127,9 +167,11 @@ while read -r p c map _ policy acs hb reason; do
 	[ -n "$note" ] || { bad+="no footnote [$n] for $p -> $c"$'\n'; continue; }
 	[[ $note == *": $reason"* ]] || bad+="footnote [$n] lacks the reason '$reason'"$'\n'
 	[ "$hb" = - ] && continue
+	v=$(allow_value "$hb" "$p" "$c" "$rules")
+	knob="    allow it: echo '$v' > $hbp (at boot: pci_p2pdma.host_bridges=$v)"
 	case $policy in
-	builtin) knob="allow it: echo 'allow:$hb${rules:+,$rules}' > $hbp (at boot: pci_p2pdma.host_bridges=allow:$hb)" ;;
-	override) knob="a deny rule of pci_p2pdma.host_bridges refuses it (now: ${rules:-empty}); remove it" ;;
+	builtin) ;;
+	override) knob="    a deny rule of pci_p2pdma.host_bridges refuses it (now: ${rules:-empty})"$'\n'"$knob" ;;
 	*) knob="policy $policy" ;;
 	esac
 	[[ $note == *"$knob"* ]] || bad+="footnote [$n] lacks the knob \"$knob\""$'\n'
@@ -142,6 +184,128 @@ ok=0
 [ -z "$bad" ] && ok=1
 [ "$ok" = 1 ] && ktap_print_msg "$nref refused route(s), each with a footnote"
 check routes_refusals_have_footnote_and_knob $ok "$bad" "$matrix"
+
+# --- route: one refused pair, explained; its knob applied -------------------
+# A refusal by a host bridge, between two host bridges if there is one.
+pick=""
+while read -r p c map _ policy acs hb reason; do
+	if [ "$map" != refused ] || [ "$hb" = - ]; then continue; fi
+	[ -n "$pick" ] || pick="$p $c"
+	[ "$(hb_of "$p")" = "$(hb_of "$c")" ] || { pick="$p $c"; break; }
+done <<< "$kernel"
+read -r P C <<< "$pick"
+line0=$(awk -v p="$P" -v c="$C" '$1 == p && $2 == c' <<< "$kernel")
+read -r _ _ _ _ policy acs hb reason <<< "$line0"
+v=$(allow_value "$hb" "$P" "$C" "$rules")
+decided="the kernel's built-in host bridge list"
+[ "$policy" = override ] && decided="a deny rule of pci_p2pdma.host_bridges"
+want="$P -> $C: refused
+  distance:     -1 in the kernel API (pci_p2pdma_distance()): refused, not a negative distance
+  reason:       $reason
+  ACS redirect: ${acs/#-/none}
+  host bridge:  $hb
+  decided by:   $decided"
+[ "$policy" = override ] && want+=$'\n'"  a deny rule of pci_p2pdma.host_bridges refuses it (now: ${rules:-empty})"
+want+=$'\n'"  allow it: echo '$v' > $hbp (at boot: pci_p2pdma.host_bridges=$v)"
+ktap_print_msg "refused: $P -> $C, host bridge $hb, policy $policy; knob: $v"
+out=$("$tool" route "$P" "$C" 2>&1)
+rc=$?
+ok=0
+[ -n "$pick" ] && [ "$rc" = 0 ] && [ "$(head -n "$(wc -l <<< "$want")" <<< "$out")" = "$want" ] && ok=1
+check route_explains_refused_pair $ok "route ${pick:-(no refusal by a host bridge)}: exit status $rc" \
+	"expected:" "$want" "got:" "$out"
+
+# Apply the knob the tool printed, exactly; put the policy back at the end.
+restore_policy() { [ -z "${rules0+set}" ] || printf '%s\n' "$rules0" > "$hbp"; }
+trap restore_policy EXIT
+knob=$(sed -n "s|^  allow it: echo '\(.*\)' > $hbp (at boot: .*|\1|p" <<< "$out")
+rules0=$rules
+err=$( { printf '%s\n' "$knob" > "$hbp"; } 2>&1)
+kernel=$(grep -v '^#' "$routes")
+line=$(awk -v p="$P" -v c="$C" '$1 == p && $2 == c' <<< "$kernel")
+read -r _ _ map dist policy _ _ reason <<< "$line"
+out=$("$tool" route "$P" "$C" 2>&1)
+ok=0
+[ -n "$knob" ] && [ -z "$err" ] && [ "$map" = through-host-bridge ] && [ "$policy" = override ] &&
+	[ "$reason" = "allowed by pci_p2pdma.host_bridges" ] &&
+	[ "$(head -n 2 <<< "$out")" = "$P -> $C: allowed by override, through the host bridge, distance $dist
+  decided by:   pci_p2pdma.host_bridges (now: $knob)" ] && ok=1
+check route_knob_allows_the_route $ok "knob: '$knob' ${err:+(write: $err)}" "kernel: $line" "$out"
+
+# The matrix under the knob: the route, and every other the rule allowed,
+# is "hb N*", and the legend says what that means.
+matrix=$("$tool" routes 2>&1)
+bad=$(matrix_diff)
+legend=$(sed -n '/^\*: allowed by override:$/,/^   See /p' <<< "$matrix")
+ok=0
+[ -z "$bad" ] && [[ $(matrix_cells) == *"$P $C hb $dist*"* ]] &&
+	[ "$legend" = '*: allowed by override:
+   an allow rule of pci_p2pdma.host_bridges allows it, not the kernel'"'"'s built-in
+   list of host bridges: nothing vouches that the root complex forwards peer-to-
+   peer requests, and if it does not, DMA on the route can lose or corrupt data.
+   See p2pdma.rst, "Verifying a host bridge before allowing it".' ] && ok=1
+check routes_marks_route_allowed_by_override $ok "$bad" "$matrix"
+
+printf '%s\n' "$rules0" > "$hbp"
+now=$(<"$hbp")
+line=$(grep "^$P $C " "$routes")
+ok=0
+[ "$now" = "$rules0" ] && [ "$line" = "$line0" ] && ok=1
+check route_policy_restored_refused_again $ok "policy: '$now', was '$rules0'" "now: $line" "was: $line0"
+unset rules0
+trap - EXIT
+kernel=$(grep -v '^#' "$routes")
+
+# --- list: the bytes in use -------------------------------------------------
+pbdf=""
+[ -n "${P2P_MEM:-}" ] && pbdf=$(nvme_bdf "$P2P_MEM")
+[ -n "$pbdf" ] && [ -d "$devs/$pbdf/p2pmem" ] || pbdf=$("$tool" -l list | awk 'NR == 1 { print $1 }')
+in_use() { "$tool" -l list | awk -v a="$pbdf" '$1 == a { print $7 }'; }
+size=$(<"$devs/$pbdf/p2pmem/size")
+avail=$(<"$devs/$pbdf/p2pmem/available")
+used0=$(in_use)
+avail2=$(<"$devs/$pbdf/p2pmem/available")
+ok=0
+[ -n "$used0" ] && [ "$avail" = "$avail2" ] && [ "$used0" = $((size - avail)) ] && ok=1
+check list_in_use_is_size_minus_available $ok "$pbdf: size $size, available $avail then $avail2, in use '$used0'"
+
+# Map N bytes of p2pmem/allocate (nothing written) and hold the mapping;
+# on a line, unmap it and stay until the next line: the bytes must come
+# back by the munmap(), not by the holder's exit.
+N=$((2 << 20))
+hold='import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+m = mmap.mmap(fd, int(sys.argv[2]), mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+os.close(fd)
+print("mapped", flush=True)
+sys.stdin.readline()
+m.close()
+print("unmapped", flush=True)
+sys.stdin.readline()'
+coproc HOLD { python3 -c "$hold" "$devs/$pbdf/p2pmem/allocate" "$N" 2>&1; }
+hold_out=""
+IFS= read -r -t 60 -u "${HOLD[0]}" hold_out
+used1=$(in_use)
+ok=0
+[ "$hold_out" = mapped ] && [ "$used1" = $((used0 + N)) ] && ok=1
+check list_in_use_grows_by_mapping $ok "$pbdf: in use $used0, with $N bytes mapped $used1 (want $((used0 + N))); holder: $hold_out"
+
+echo >&"${HOLD[1]}"
+hold_out=""
+IFS= read -r -t 60 -u "${HOLD[0]}" hold_out
+# The pages return as their last reference goes: allow them a moment.
+for _ in $(seq 50); do
+	used2=$(in_use)
+	[ "$used2" = "$used0" ] && break
+	sleep 0.1
+done
+# Let the holder go; one that did not answer is not waited for forever.
+if [ "$hold_out" = unmapped ]; then echo >&"${HOLD[1]}"; else kill "$HOLD_PID"; fi 2>/dev/null
+wait "$HOLD_PID" 2>/dev/null
+ktap_print_msg "$pbdf: in use $used0, $used1 with $N bytes mapped, $used2 after the unmap"
+ok=0
+[ "$hold_out" = unmapped ] && [ "$used2" = "$used0" ] && ok=1
+check list_in_use_back_after_unmap $ok "$pbdf: in use $used0, after the unmap $used2; holder: $hold_out"
 
 # --- permissions -------------------------------------------------------------
 # A copy that nobody may run: the checkout need not be world-readable.
@@ -199,7 +363,7 @@ rc=$?
 size=$(cat "$devs/$iv/p2pmem/size" 2>/dev/null)
 line=$(provider_line)
 ok=0
-[ "$rc" = 0 ] && [ -n "$size" ] && [ "$line" = "$iv $size  yes p2pmem-bar $id" ] && ok=1
+[ "$rc" = 0 ] && [ -n "$size" ] && [ "$line" = "$iv $size  yes p2pmem-bar $id 0" ] && ok=1
 check bind_ivshmem_makes_published_provider $ok "exit status $rc: $out" "list: $line"
 after=$(cat "$params"/{bar,offset,size,publish})
 ok=0
@@ -211,7 +375,7 @@ out=$(bounded bind "$iv" --no-publish 2>&1)
 rc=$?
 line=$(provider_line)
 ok=0
-[ "$rc" = 0 ] && [ "$line" = "$iv $size  no p2pmem-bar $id" ] && ok=1
+[ "$rc" = 0 ] && [ "$line" = "$iv $size  no p2pmem-bar $id 0" ] && ok=1
 check bind_no_publish_makes_unpublished_provider $ok "exit status $rc: $out" "list: $line"
 
 out=$(bounded unbind "$iv" 2>&1)
