@@ -164,7 +164,7 @@ static struct pci_dev *p2p_client_pci_dev(struct device *client)
 void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
 		       struct p2p_route *r, bool fresh)
 {
-	unsigned long key = p2p_client_key(cdev), flags;
+	unsigned long key = p2p_client_key(cdev), flags, v;
 	struct pci_p2pdma *p2p;
 	void *entry = NULL;
 	unsigned int policy_seq;
@@ -174,8 +174,7 @@ void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
 	if (p2p && !fresh)
 		entry = xa_load(&p2p->routes, key);
 	if (xa_is_value(entry)) {
-		unsigned long v = xa_to_value(entry);
-
+		v = xa_to_value(entry);
 		memset(r, 0, sizeof(*r));
 		r->map = FIELD_GET(P2P_PACK_MAP, v);
 		r->why = FIELD_GET(P2P_PACK_WHY, v);
@@ -192,10 +191,23 @@ void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
 	policy_seq = p2p_policy_seq_begin();
 	p2p_route_compute(provider, cdev, r);
 	if (p2p) {
-		unsigned long v = FIELD_PREP(P2P_PACK_MAP, r->map) |
-				  FIELD_PREP(P2P_PACK_WHY, r->why) |
-				  (r->override ? P2P_PACK_OVERRIDE : 0) |
-				  ((unsigned long)r->distance << P2P_PACK_DIST_SHIFT);
+		v = FIELD_PREP(P2P_PACK_MAP, r->map) |
+		    FIELD_PREP(P2P_PACK_WHY, r->why) |
+		    (r->override ? P2P_PACK_OVERRIDE : 0) |
+		    ((unsigned long)r->distance << P2P_PACK_DIST_SHIFT);
+
+		/*
+		 * A refresh that finds this very verdict cached has nothing
+		 * to store: the orchestrators refresh every route they are
+		 * asked about, and mostly find it unchanged. Skipping the
+		 * store adds nothing to the cache, so no verdict of an older
+		 * policy can survive through it: an entry seen here that
+		 * predates a policy change is dropped by that change.
+		 */
+		if (fresh)
+			entry = xa_load(&p2p->routes, key);
+		if (!r->unsure && entry == xa_mk_value(v))
+			goto out;
 
 		/*
 		 * Best effort: a verdict that fails to cache is recomputed.
@@ -210,6 +222,7 @@ void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
 				   GFP_ATOMIC | __GFP_NOWARN);
 		xa_unlock_irqrestore(&p2p->routes, flags);
 	}
+out:
 	rcu_read_unlock();
 }
 
