@@ -850,6 +850,53 @@ static void route_reason_bounded_test(struct kunit *test)
 					       NULL), 1);
 }
 
+/*
+ * Only a function with an ACS capability can redirect. With the capability
+ * hidden (acs_cap 0) on every function of a path, no ACS Control is read
+ * and the route is direct, whatever the registers hold; a capability on
+ * any one function of the path, the common bridge included, is found
+ * again.
+ */
+static void route_acs_cap_path_test(struct kunit *test)
+{
+	static const enum rt_node path[] = {
+		EPA, DSP0A, USP0, DSP0C, USP1, DSP1A, EPC,
+	};
+	struct pci_dev *dev[ARRAY_SIZE(path)];
+	u16 saved[ARRAY_SIZE(path)];
+	struct p2p_route r;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(path); i++)
+		dev[i] = rt_dev(test, path[i]);
+	for (i = 0; i < ARRAY_SIZE(path); i++) {
+		saved[i] = dev[i]->acs_cap;
+		fake_set_acs_ctrl(rt[path[i]], PCI_ACS_RR);
+		dev[i]->acs_cap = 0;
+	}
+	atomic_set(&rt_fp->reads, 0);
+	p2p_route_compute(dev[0], dev[ARRAY_SIZE(path) - 1], &r);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rt_fp->reads), 0);
+	KUNIT_EXPECT_EQ(test, r.map, BUS);
+	KUNIT_EXPECT_EQ(test, r.distance, 6);
+	KUNIT_EXPECT_NULL(test, r.acs_dev);
+
+	for (i = 0; i < ARRAY_SIZE(path); i++) {
+		if (!saved[i])
+			continue;
+		dev[i]->acs_cap = saved[i];
+		p2p_route_compute(dev[0], dev[ARRAY_SIZE(path) - 1], &r);
+		KUNIT_EXPECT_PTR_EQ_MSG(test, r.acs_dev, dev[i], "node %d", i);
+		KUNIT_EXPECT_NE_MSG(test, r.map, BUS, "node %d", i);
+		dev[i]->acs_cap = 0;
+	}
+
+	for (i = 0; i < ARRAY_SIZE(path); i++) {
+		dev[i]->acs_cap = saved[i];
+		fake_set_acs_ctrl(rt[path[i]], 0);
+	}
+}
+
 /* ACS turned on after the scan is read through config space. */
 static void route_acs_cap_test(struct kunit *test)
 {
@@ -1507,6 +1554,7 @@ static struct kunit_case p2pdma_route_cases[] = {
 	KUNIT_CASE(route_quiet_test),
 	KUNIT_CASE(route_reason_bounded_test),
 	KUNIT_CASE(route_acs_cap_test),
+	KUNIT_CASE(route_acs_cap_path_test),
 	KUNIT_CASE(route_known_host_bridge_test),
 	KUNIT_CASE(route_later_host_bridges_test),
 	KUNIT_CASE(route_map_type_name_test),

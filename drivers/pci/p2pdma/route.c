@@ -96,6 +96,7 @@ VISIBLE_IF_KUNIT void p2p_route_compute(struct pci_dev *provider, struct pci_dev
 	unsigned int up_p = 0, up_c = 0, dp = depth_p, dc = depth_c;
 	struct pci_host_bridge *hb_p, *hb_c;
 	struct pci_dev *a = provider, *b = client;
+	bool acs = false;
 
 	memset(r, 0, sizeof(*r));
 	if (provider == client) {
@@ -103,12 +104,21 @@ VISIBLE_IF_KUNIT void p2p_route_compute(struct pci_dev *provider, struct pci_dev
 		return;
 	}
 
-	/* Lowest common ancestor: level the two walks, then climb together. */
-	for (; dp > dc; dp--, up_p++)
+	/*
+	 * Lowest common ancestor: level the two walks, then climb together.
+	 * On the way, note whether any function below it has an ACS
+	 * capability: only those can redirect.
+	 */
+	for (; dp > dc; dp--, up_p++) {
+		acs |= a->acs_cap;
 		a = pci_upstream_bridge(a);
-	for (; dc > dp; dc--, up_c++)
+	}
+	for (; dc > dp; dc--, up_c++) {
+		acs |= b->acs_cap;
 		b = pci_upstream_bridge(b);
+	}
 	while (a != b) {
+		acs |= a->acs_cap || b->acs_cap;
 		a = pci_upstream_bridge(a);
 		b = pci_upstream_bridge(b);
 		up_p++;
@@ -116,10 +126,18 @@ VISIBLE_IF_KUNIT void p2p_route_compute(struct pci_dev *provider, struct pci_dev
 	}
 
 	if (a) {
-		r->acs_dev = p2p_redirect_on_path(provider, a, &r->unsure);
-		if (!r->acs_dev)
-			r->acs_dev = p2p_redirect_on_path(client, a,
+		/*
+		 * Walk the paths again, reading ACS Control, only if a
+		 * function on them (the common bridge included) has the
+		 * capability; without one nothing on the path redirects.
+		 */
+		if (acs || a->acs_cap) {
+			r->acs_dev = p2p_redirect_on_path(provider, a,
 							  &r->unsure);
+			if (!r->acs_dev)
+				r->acs_dev = p2p_redirect_on_path(client, a,
+								  &r->unsure);
+		}
 		if (!r->acs_dev) {
 			r->map = PCI_P2PDMA_MAP_BUS_ADDR;
 			r->distance = up_p + up_c;
