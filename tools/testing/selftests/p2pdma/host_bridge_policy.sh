@@ -76,14 +76,6 @@ field() {
 		print; exit }' "$routes"
 }
 
-# root_bus BDF: DDDD:BB of the root bus above the device
-root_bus() {
-	local p
-	p=$(readlink -f "/sys/bus/pci/devices/$1")
-	p=${p#/sys/devices/pci}
-	echo "${p%%/*}"
-}
-
 # id_of DDDD:BB: vendor:device of the function at 00.0 of that root bus,
 # the one that identifies its host bridge in our topologies
 id_of() {

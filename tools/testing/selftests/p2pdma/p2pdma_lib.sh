@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# Helpers for the P2PDMA shell selftests: find NVMe devices by serial.
+# Helpers for the P2PDMA shell selftests: find NVMe devices by serial,
+# the ivshmem, and the host bridge a device sits below.
 
 # nvme_ctrl SERIAL: /sys/class/nvme/nvmeN of the controller
 nvme_ctrl() {
@@ -50,4 +51,13 @@ p2p_check() {
 		[ -n "${3:-}" ] && ktap_print_msg "$3"
 		ktap_test_fail "$1"
 	fi
+}
+
+# root_bus BDF: DDDD:BB of the root bus above the device, which names its
+# host bridge (sysfs puts every function below /sys/devices/pciDDDD:BB)
+root_bus() {
+	local p
+	p=$(readlink -f "/sys/bus/pci/devices/$1")
+	p=${p#/sys/devices/pci}
+	echo "${p%%/*}"
 }

@@ -129,19 +129,12 @@ ok=0
 [ -z "$bad" ] && ok=1
 check routes_matrix_matches_kernel $ok "$bad"
 
-# hb_of BDF: the host bridge (DDDD:BB, its root bus) sysfs puts BDF below.
-hb_of() {
-	local l
-	l=$(readlink -f "$devs/$1")
-	l=${l#/sys/devices/pci}
-	echo "${l%%/*}"
-}
 # allow_value HOST_BRIDGE PROVIDER CLIENT RULES: the knob of a refusal, as
 # the tool documents it: an allow rule for every host bridge on the path
 # first, then RULES without the rules for those host bridges.
 allow_value() {
 	local hbs=("$1") h t v="" r
-	for h in "$(hb_of "$2")" "$(hb_of "$3")"; do
+	for h in "$(root_bus "$2")" "$(root_bus "$3")"; do
 		[[ " ${hbs[*]} " == *" $h "* ]] || hbs+=("$h")
 	done
 	for h in "${hbs[@]}"; do v+="${v:+,}allow:$h"; done
@@ -191,7 +184,7 @@ pick=""
 while read -r p c map _ policy acs hb reason; do
 	if [ "$map" != refused ] || [ "$hb" = - ]; then continue; fi
 	[ -n "$pick" ] || pick="$p $c"
-	[ "$(hb_of "$p")" = "$(hb_of "$c")" ] || { pick="$p $c"; break; }
+	[ "$(root_bus "$p")" = "$(root_bus "$c")" ] || { pick="$p $c"; break; }
 done <<< "$kernel"
 read -r P C <<< "$pick"
 line0=$(awk -v p="$P" -v c="$C" '$1 == p && $2 == c' <<< "$kernel")
