@@ -49,19 +49,29 @@ unsigned long p2p_page_index(struct p2p_region *region,
 
 /*
  * Mark pages [@first, @first + @n) of @region dirty or clean. The caller
- * holds them; neighbours in the same word may change at the same time.
+ * holds them; neighbours in the same word may change at the same time, so
+ * a word shared with them takes an atomic update, and only if our bits in
+ * it are not already as wanted. A word of only our pages has no other
+ * writer, and a plain store does: a free of 1 MiB marks four or five
+ * words, with at most two atomic updates instead of five. Whoever takes
+ * the pages next takes them from the pool with an atomic operation that
+ * orders this store before it.
  */
 static void p2p_mark(struct p2p_region *region, unsigned long first,
 		     unsigned long n, bool dirty)
 {
-	unsigned long end = first + n, lo, hi, mask;
+	unsigned long end = first + n, lo, hi, mask, want, *word;
 
 	while (first < end) {
 		lo = first % BITS_PER_LONG;
 		hi = min_t(unsigned long, BITS_PER_LONG, lo + end - first);
 		mask = GENMASK(hi - 1, lo);
-		set_mask_bits(&region->dirty[BIT_WORD(first)], mask,
-			      dirty ? mask : 0);
+		want = dirty ? mask : 0;
+		word = &region->dirty[BIT_WORD(first)];
+		if (mask == ~0UL)
+			WRITE_ONCE(*word, want);
+		else if ((READ_ONCE(*word) & mask) != want)
+			set_mask_bits(word, mask, want);
 		first += hi - lo;
 	}
 }
@@ -430,10 +440,11 @@ void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 						    (void **)&region);
 		if (!addr)
 			return NULL;
-		/* Held now: the bits matter again once it is freed. */
-		if (cached)
-			p2p_mark(region, p2p_page_index(region, addr),
-				 DIV_ROUND_UP(size, PAGE_SIZE), false);
+		/*
+		 * The dirty bits of a kernel user's pages are left as they
+		 * are: they mean nothing while the pages are held, and every
+		 * way back to the pool marks them dirty.
+		 */
 	}
 	/* A range whose pgmap is dying hands out nothing. */
 	if (unlikely(!percpu_ref_tryget_live_rcu(&region->pgmap.ref))) {
