@@ -855,17 +855,20 @@ static void route_reason_bounded_test(struct kunit *test)
  * hidden (acs_cap 0) on every function of a path, no ACS Control is read
  * and the route is direct, whatever the registers hold; a capability on
  * any one function of the path, the common bridge included, is found
- * again.
+ * again. Both ways round: the provider deeper than the client and the
+ * client deeper than the provider take different loops to the common
+ * bridge.
  */
 static void route_acs_cap_path_test(struct kunit *test)
 {
 	static const enum rt_node path[] = {
 		EPA, DSP0A, USP0, DSP0C, USP1, DSP1A, EPC,
 	};
-	struct pci_dev *dev[ARRAY_SIZE(path)];
+	const int last = ARRAY_SIZE(path) - 1;
+	struct pci_dev *dev[ARRAY_SIZE(path)], *from, *to;
 	u16 saved[ARRAY_SIZE(path)];
 	struct p2p_route r;
-	int i;
+	int i, way;
 
 	for (i = 0; i < ARRAY_SIZE(path); i++)
 		dev[i] = rt_dev(test, path[i]);
@@ -874,21 +877,28 @@ static void route_acs_cap_path_test(struct kunit *test)
 		fake_set_acs_ctrl(rt[path[i]], PCI_ACS_RR);
 		dev[i]->acs_cap = 0;
 	}
-	atomic_set(&rt_fp->reads, 0);
-	p2p_route_compute(dev[0], dev[ARRAY_SIZE(path) - 1], &r);
-	KUNIT_EXPECT_EQ(test, atomic_read(&rt_fp->reads), 0);
-	KUNIT_EXPECT_EQ(test, r.map, BUS);
-	KUNIT_EXPECT_EQ(test, r.distance, 6);
-	KUNIT_EXPECT_NULL(test, r.acs_dev);
+	for (way = 0; way < 2; way++) {
+		from = way ? dev[last] : dev[0];
+		to = way ? dev[0] : dev[last];
+		atomic_set(&rt_fp->reads, 0);
+		p2p_route_compute(from, to, &r);
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&rt_fp->reads), 0,
+				    "way %d", way);
+		KUNIT_EXPECT_EQ_MSG(test, r.map, BUS, "way %d", way);
+		KUNIT_EXPECT_EQ_MSG(test, r.distance, 6, "way %d", way);
+		KUNIT_EXPECT_NULL_MSG(test, r.acs_dev, "way %d", way);
 
-	for (i = 0; i < ARRAY_SIZE(path); i++) {
-		if (!saved[i])
-			continue;
-		dev[i]->acs_cap = saved[i];
-		p2p_route_compute(dev[0], dev[ARRAY_SIZE(path) - 1], &r);
-		KUNIT_EXPECT_PTR_EQ_MSG(test, r.acs_dev, dev[i], "node %d", i);
-		KUNIT_EXPECT_NE_MSG(test, r.map, BUS, "node %d", i);
-		dev[i]->acs_cap = 0;
+		for (i = 0; i < ARRAY_SIZE(path); i++) {
+			if (!saved[i])
+				continue;
+			dev[i]->acs_cap = saved[i];
+			p2p_route_compute(from, to, &r);
+			KUNIT_EXPECT_PTR_EQ_MSG(test, r.acs_dev, dev[i],
+						"way %d node %d", way, i);
+			KUNIT_EXPECT_NE_MSG(test, r.map, BUS,
+					    "way %d node %d", way, i);
+			dev[i]->acs_cap = 0;
+		}
 	}
 
 	for (i = 0; i < ARRAY_SIZE(path); i++) {
