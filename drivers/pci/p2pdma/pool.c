@@ -351,11 +351,14 @@ bool p2p_cache_drain(struct pci_p2pdma *p2p)
 
 /*
  * "available": free in the pool and held per CPU (cached allocations,
- * runs of returning pages). Memory moves only from a CPU's count into the
- * pool, and leaves the count first (with a write barrier): a reader that
- * sees it in the pool, read first, sees it gone from the count. So the
- * sum is never above the pool's size; while memory moves it may be short
- * of what is free, and it is exact whenever nothing is moving.
+ * runs of returning pages). Memory that goes from a CPU's count into the
+ * pool leaves the count first (with a write barrier): a reader that sees
+ * it in the pool, read first, sees it gone from the count. Memory can
+ * also go the other way, through a kernel user: taken from the pool after
+ * the reader read it and freed into a cache before the reader reads that
+ * CPU's count, it is counted twice. The sum is therefore capped at the
+ * pool's size: while memory moves it may be off by what moves, never
+ * above the size, and it is exact whenever nothing is moving.
  */
 size_t p2p_available(struct pci_p2pdma *p2p)
 {
@@ -366,7 +369,7 @@ size_t p2p_available(struct pci_p2pdma *p2p)
 	smp_rmb();	/* pairs with smp_wmb() where memory enters the pool */
 	for_each_possible_cpu(cpu)
 		avail += READ_ONCE(per_cpu_ptr(p2p->cache, cpu)->bytes);
-	return avail;
+	return min(avail, gen_pool_size(p2p->pool));
 }
 
 /*
