@@ -451,8 +451,9 @@ static void alloc_closing_free_skips_cache_test(struct kunit *test)
 }
 
 /*
- * A kernel user's memory is clean in the bitmap while held (the bits
- * speak only for free memory) and dirty once it is back in the pool.
+ * The dirty bits speak only for free memory: handing pages to a kernel
+ * user leaves them as they are, and the free marks exactly the user's
+ * pages dirty.
  */
 static void alloc_kernel_free_marks_dirty_test(struct kunit *test)
 {
