@@ -839,9 +839,55 @@ fail:
 	return ret;
 }
 
+/*
+ * The per-CPU cache keeps one allocation of each size from 32 to 256
+ * pages (up to 8 of the smaller sizes): of two 32-page allocations freed
+ * on one CPU, the first stays in the cache, still available, and the
+ * next allocation of that size on the CPU gets it back; the second goes
+ * to the pool. A size that is not a power of two goes to the pool.
+ */
+static void pool_cache_large_test(struct kunit *test)
+{
+	const size_t big = 32 * PAGE_SIZE, odd = 48 * PAGE_SIZE;
+	unsigned long nonzero[BITS_TO_LONGS(PM_PAGES)];
+	size_t pool_after, avail_after, pool_odd;
+	void *a, *b, *c, *d;
+
+	pm_reset(test, nonzero);
+	migrate_disable();
+	a = pci_alloc_p2pmem(pm_prov->pdev, big);
+	b = pci_alloc_p2pmem(pm_prov->pdev, big);
+	if (a)
+		pci_free_p2pmem(pm_prov->pdev, a, big);
+	if (b)
+		pci_free_p2pmem(pm_prov->pdev, b, big);
+	pool_after = gen_pool_avail(pm_p2p()->pool);
+	avail_after = p2p_available(pm_p2p());
+	c = pci_alloc_p2pmem(pm_prov->pdev, big);
+	d = pci_alloc_p2pmem(pm_prov->pdev, odd);
+	if (d)
+		pci_free_p2pmem(pm_prov->pdev, d, odd);
+	pool_odd = gen_pool_avail(pm_p2p()->pool);
+	migrate_enable();
+
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	KUNIT_EXPECT_EQ(test, pool_after, PM_POOL - big);
+	KUNIT_EXPECT_EQ(test, avail_after, PM_POOL);
+	KUNIT_EXPECT_PTR_EQ(test, c, a);
+	KUNIT_EXPECT_NOT_NULL(test, d);
+	KUNIT_EXPECT_EQ(test, pool_odd, PM_POOL - big);
+	if (c)
+		pci_free_p2pmem(pm_prov->pdev, c, big);
+	KUNIT_EXPECT_TRUE(test, p2p_cache_drain(pm_p2p()));
+	KUNIT_EXPECT_EQ(test, gen_pool_avail(pm_p2p()->pool), PM_POOL);
+	KUNIT_EXPECT_EQ(test, pm_refcount(), 1);
+}
+
 static struct kunit_case p2pdma_pool_model_cases[] = {
 	KUNIT_CASE_PARAM(pool_model_test, pm_seed_gen_params),
 	KUNIT_CASE_PARAM(pool_model_smp_test, pm_smp_seed_gen_params),
+	KUNIT_CASE(pool_cache_large_test),
 	{}
 };
 

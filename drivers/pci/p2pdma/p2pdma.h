@@ -36,11 +36,14 @@
 #include <linux/xarray.h>
 
 /*
- * Sizes of the per-CPU allocation cache: 1, 2, 4, 8 and 16 pages (4 KiB to
- * 64 KiB), up to P2P_CACHE_DEPTH of each on every CPU.
+ * Sizes of the per-CPU allocation cache: 1 to 256 pages in powers of two
+ * (4 KiB to 1 MiB with 4 KiB pages). Every CPU keeps up to P2P_CACHE_DEPTH
+ * allocations of each size up to 16 pages, and one of each larger size:
+ * at most 1.9 MiB per CPU of the larger ones.
  */
-#define P2P_CACHE_CLASSES	5
+#define P2P_CACHE_CLASSES	9
 #define P2P_CACHE_DEPTH		8
+#define P2P_CACHE_SMALL		5	/* classes with P2P_CACHE_DEPTH entries */
 /* Pages back from userspace that a CPU gathers before the pool sees them. */
 #define P2P_RUN_PAGES		512
 

@@ -4,7 +4,7 @@
  *
  * Owns a provider's free P2P memory: the genalloc pool of its registered
  * ranges, which pages may hold someone's data (dirty) and which read as
- * zero (clean), the per-CPU cache of small kernel allocations, the runs
+ * zero (clean), the per-CPU cache of kernel allocations up to 1 MiB, the runs
  * of pages coming back from userspace, the clearing of dirty memory that
  * an mmap() hands out, and the allocation API (pci_alloc_p2pmem() and
  * friends). Every allocation holds a reference on its range's dev_pagemap.
@@ -300,11 +300,12 @@ static bool p2p_cache_put(struct pci_p2pdma *p2p, int class,
 			  unsigned long addr)
 {
 	struct p2p_cpu_cache *c = raw_cpu_ptr(p2p->cache);
+	unsigned int depth = class < P2P_CACHE_SMALL ? P2P_CACHE_DEPTH : 1;
 	unsigned long flags;
 	bool kept = false;
 
 	spin_lock_irqsave(&c->lock, flags);
-	if (c->count[class] < P2P_CACHE_DEPTH) {
+	if (c->count[class] < depth) {
 		c->addr[class][c->count[class]++] = addr;
 		WRITE_ONCE(c->bytes, c->bytes + (PAGE_SIZE << class));
 		kept = true;
@@ -490,9 +491,10 @@ void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
  * virtual address is returned; pci_p2pmem_virt_to_bus() gives the PCI bus
  * address, and the pages can be put in a scatterlist for dma_map_sg().
  * The provider's unbind waits until the memory is freed. The memory is
- * not cleared: it holds what its last user left. An allocation of 1, 2,
- * 4, 8 or 16 pages is served first from this CPU's cache of memory freed
- * by pci_free_p2pmem(); the pool is searched otherwise, and the caches
+ * not cleared: it holds what its last user left. An allocation of a
+ * power of two pages up to 256 (1 MiB with 4 KiB pages) is served first
+ * from this CPU's cache of memory freed by pci_free_p2pmem(); the pool is
+ * searched otherwise, and the caches
  * are emptied into it before an allocation fails. An allocation of
  * BITS_PER_LONG pages (256 KiB with 4 KiB pages on 64-bit) or more starts
  * a multiple of that many pages into its registered range if the pool has
@@ -520,9 +522,11 @@ EXPORT_SYMBOL_GPL(pci_alloc_p2pmem);
  *	different size corrupts the pool
  *
  * Drops the reference the allocation held on the provider's pages, which
- * may let a pending unbind of the provider finish. An allocation of 1, 2,
- * 4, 8 or 16 pages is kept in this CPU's cache for the next allocation of
- * its size (it counts as available); the rest goes back to the pool,
+ * may let a pending unbind of the provider finish. An allocation of a
+ * power of two pages up to 256 is kept in this CPU's cache for the next
+ * allocation of its size (it counts as available) while the cache has
+ * room: up to 8 of each size up to 16 pages, one of each larger size. The
+ * rest goes back to the pool,
  * marked as holding data, so that an mmap() of p2pmem/allocate clears it
  * before userspace sees it. Warns once if @pdev has no P2P memory or
  * @addr is not in its P2P memory.
