@@ -2362,6 +2362,9 @@ static struct kunit_suite p2pdma_provider_suite = {
 #include "configfs-kunit.h"
 #include "translate-kunit.h"
 #include "map-kunit.h"
+#ifdef CONFIG_PCI_P2PDMA_DMABUF
+#include "dmabuf-kunit.h"
+#endif
 
 kunit_test_suites(&p2pdma_route_suite, &p2pdma_provider_suite,
 		  &p2pdma_alloc_suite, &p2pdma_pool_model_suite,

@@ -170,6 +170,20 @@ message() {
 		signature, with kernel-doc for callers.
 		EOF
 		;;
+	dmabuf) cat <<-'EOF'
+		PCI/P2PDMA: Export P2P memory as a revocable dma-buf
+
+		RDMA NICs and GPUs take device memory from other drivers as
+		dma-bufs, but P2P memory of a provider's pool could not be handed
+		to them as one. pci_p2pmem_export() (CONFIG_PCI_P2PDMA_DMABUF)
+		allocates pool memory and exports it as a dma-buf that dynamic
+		importers accepting peer-to-peer memory attach to, if their device
+		reaches the provider, and map through the DMA API. No importer may
+		pin: when the provider unbinds, each buffer is revoked with
+		dma_buf_move_notify(), later maps fail with -ENODEV, and the memory
+		returns to the pool without waiting for the dma-buf's release.
+		EOF
+		;;
 	kunit) cat <<-'EOF'
 		PCI/P2PDMA: Add KUnit tests
 

@@ -37,6 +37,7 @@ STAGES = [
     ('debugfs', [f'{CORE}/debugfs.c'], [], [], []),
     ('build', [f'{CORE}/Makefile', 'include/linux/pci-p2pdma.h'],
      ['PCI_P2PDMA'], ['switch'], ['drivers/pci/p2pdma.c']),
+    ('dmabuf', [f'{CORE}/dmabuf.c'], ['PCI_P2PDMA_DMABUF'], [], []),
     ('kunit', [f'{CORE}/kunit.c'] +
      [f for f in sorted(glob.glob('kunit/*', root_dir=top) +
                         glob.glob('kunit/.kunitconfig', root_dir=top))

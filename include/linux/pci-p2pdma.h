@@ -10,6 +10,7 @@
 
 #include <linux/pci.h>
 
+struct dma_buf;
 struct scatterlist;
 
 #ifdef CONFIG_PCI_P2PDMA
@@ -114,6 +115,18 @@ static inline ssize_t pci_p2pdma_enable_show(char *page,
 	return sprintf(page, "none\n");
 }
 #endif /* CONFIG_PCI_P2PDMA */
+
+#ifdef CONFIG_PCI_P2PDMA_DMABUF
+/* Exporter: P2P memory as a revocable dma-buf (for kernel importers) */
+struct dma_buf *pci_p2pmem_export(struct pci_dev *provider, size_t size,
+				  int flags);
+#else
+static inline struct dma_buf *pci_p2pmem_export(struct pci_dev *provider,
+						size_t size, int flags)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+#endif
 
 /*
  * Single-client forms of the two orchestrator queries, used by drivers

@@ -15,6 +15,7 @@
  *  sysfs.c        /sys/bus/pci/devices/.../p2pmem/ and the allocate mmap
  *  configfs.c     the helpers for nvmet's configfs "p2pmem" attribute
  *  debugfs.c      /sys/kernel/debug/p2pdma/routes
+ *  dmabuf.c       P2P memory exported as a dma-buf, and its revocation
  * Nothing here is exported; include/linux/pci-p2pdma.h is the public API.
  */
 #ifndef _DRIVERS_PCI_P2PDMA_P2PDMA_H
@@ -205,6 +206,15 @@ bool p2p_cache_drain(struct pci_p2pdma *p2p);
 size_t p2p_available(struct pci_p2pdma *p2p);
 void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 		bool cached);
+
+/* dmabuf.c */
+#ifdef CONFIG_PCI_P2PDMA_DMABUF
+void p2p_dmabuf_revoke(struct pci_dev *pdev);
+#else
+static inline void p2p_dmabuf_revoke(struct pci_dev *pdev)
+{
+}
+#endif
 
 /* sysfs.c */
 extern const struct attribute_group p2pmem_group;

@@ -52,8 +52,9 @@ VISIBLE_IF_KUNIT void p2p_close_finish(struct pci_dev *pdev, struct pci_p2pdma *
  * First devres action of an unbind (registered after each range, so it
  * runs before any range is unmapped): stop handing out memory, and revoke
  * userspace mappings by removing the sysfs group, which makes kernfs unmap
- * every mmap of "allocate". In-kernel users are then waited for by
- * memunmap_pages() through the pgmap references they hold.
+ * every mmap of "allocate", and revoke exported dma-bufs. In-kernel users
+ * are then waited for by memunmap_pages() through the pgmap references
+ * they hold.
  */
 VISIBLE_IF_KUNIT void p2p_provider_close(void *data)
 {
@@ -69,6 +70,11 @@ VISIBLE_IF_KUNIT void p2p_provider_close(void *data)
 	 */
 	synchronize_rcu();
 	p2p_close_finish(pdev, p2p);
+	/*
+	 * Exported dma-bufs: importers are told to unmap and the memory goes
+	 * back to the pool, without waiting for the dma-bufs' release.
+	 */
+	p2p_dmabuf_revoke(pdev);
 	/* What is cached per CPU goes back to the pool, which outlives this. */
 	p2p_cache_drain(p2p);
 }

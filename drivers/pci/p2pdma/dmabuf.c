@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PCI peer-to-peer DMA: P2P memory exported as a dma-buf.
+ *
+ * Owns the exporter: pci_p2pmem_export() takes memory from a provider's
+ * pool with pci_alloc_p2pmem() (so each buffer holds a reference on the
+ * dev_pagemap of its range, as every allocation does) and wraps it in a
+ * dma-buf that importers attach to and map for their device through the
+ * ordinary DMA API, which asks pci_p2pdma_map_segment() how each segment
+ * is reached. It also owns the revocation of those buffers when their
+ * provider unbinds (p2p_dmabuf_revoke(), called by p2p_provider_close()).
+ *
+ * Every importer is revocable. The exporter is dynamic (it has pin and
+ * unpin) and refuses to pin, so a static importer, which dma-buf pins at
+ * attach, cannot attach, and neither can a dynamic one that asks for a
+ * pin. Only importers that accept peer-to-peer memory (allow_peer2peer)
+ * and whose device reaches the provider (the route of route.c) attach.
+ * On revocation they are told with dma_buf_move_notify() under the
+ * buffer's reservation lock; every later map fails, the memory goes back
+ * to the pool after the importers unmapped (bounded wait), and the unbind
+ * does not wait for the dma-buf itself to be released.
+ *
+ * No CPU access yet: mmap, vmap and begin/end_cpu_access are not provided
+ * (dma-buf then fails mmap() with -EINVAL and vmap with -EINVAL).
+ */
+
+#define pr_fmt(fmt) "pci-p2pdma: " fmt
+
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
+#include <linux/fcntl.h>
+#include <linux/jiffies.h>
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+
+#include "../pci.h"
+#include "p2pdma.h"
+
+MODULE_IMPORT_NS(DMA_BUF);
+
+/*
+ * How long an unbind waits, for all of a provider's buffers together, for
+ * importers to finish the DMA they queued (their fences) and to unmap.
+ */
+#define P2P_DMABUF_REVOKE_WAIT	(10 * HZ)
+
+/* Longest segment of a mapping: also bounded by the device's limit. */
+#define P2P_DMABUF_MAX_SEG	SZ_1G
+
+struct p2p_dmabuf {
+	struct dma_buf *dmabuf;
+	struct pci_dev *provider;	/* referenced until release */
+	void *kaddr;		/* NULL once the memory went back to the pool */
+	size_t size;
+	struct list_head node;	/* in p2p_dmabufs while it holds memory */
+	bool revoked;		/* set under the reservation lock */
+	atomic_t mapped;	/* sg_tables given out and not yet unmapped */
+};
+
+/* Buffers holding memory, and their kaddr: an export, a revoke, a release. */
+static DEFINE_MUTEX(p2p_dmabuf_lock);
+static LIST_HEAD(p2p_dmabufs);
+static DECLARE_WAIT_QUEUE_HEAD(p2p_dmabuf_unmapped);
+
+static int p2p_dmabuf_attach(struct dma_buf *dmabuf,
+			     struct dma_buf_attachment *attach)
+{
+	struct p2p_dmabuf *buf = dmabuf->priv;
+
+	if (!attach->peer2peer)
+		return -EOPNOTSUPP;
+	/* Rechecked under the lock by map: this only fails early. */
+	if (READ_ONCE(buf->revoked))
+		return -ENODEV;
+	/* The DMA API maps P2P segments for PCI functions only. */
+	if (!dev_is_pci(attach->dev)) {
+		pci_info(buf->provider, "P2PDMA: dma-buf importer %s refused: not a PCI function\n",
+			 dev_name(attach->dev));
+		return -EREMOTEIO;
+	}
+	/* Logs the reason (ACS redirect, host bridge) of a refusal. */
+	if (pci_p2pdma_distance(buf->provider, attach->dev, true) < 0)
+		return -EREMOTEIO;
+	return 0;
+}
+
+/* Never pinned: every importer must stay revocable. */
+static int p2p_dmabuf_pin(struct dma_buf_attachment *attach)
+{
+	return -EOPNOTSUPP;
+}
+
+static void p2p_dmabuf_unpin(struct dma_buf_attachment *attach)
+{
+}
+
+/* Bytes per scatterlist entry for @dev: whole pages, within its limit. */
+static unsigned int p2p_dmabuf_seg(struct device *dev)
+{
+	unsigned int seg = min_t(unsigned int, dma_get_max_seg_size(dev),
+				 P2P_DMABUF_MAX_SEG);
+
+	return max_t(unsigned int, round_down(seg, PAGE_SIZE), PAGE_SIZE);
+}
+
+static struct sg_table *p2p_dmabuf_map(struct dma_buf_attachment *attach,
+				       enum dma_data_direction dir)
+{
+	struct p2p_dmabuf *buf = attach->dmabuf->priv;
+	unsigned int seg = p2p_dmabuf_seg(attach->dev), len, i;
+	struct scatterlist *sg;
+	struct sg_table *sgt;
+	size_t off = 0;
+	int ret;
+
+	dma_resv_assert_held(attach->dmabuf->resv);
+	if (buf->revoked)
+		return ERR_PTR(-ENODEV);
+
+	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	if (!sgt)
+		return ERR_PTR(-ENOMEM);
+	ret = sg_alloc_table(sgt, DIV_ROUND_UP(buf->size, seg), GFP_KERNEL);
+	if (ret)
+		goto out_free;
+	for_each_sgtable_sg(sgt, sg, i) {
+		len = min_t(size_t, seg, buf->size - off);
+		sg_set_page(sg, virt_to_page(buf->kaddr + off), len, 0);
+		off += len;
+	}
+	/*
+	 * dma-direct and dma-iommu ask pci_p2pdma_map_segment() about each
+	 * segment: the bus address below a common switch, a normal mapping
+	 * through the host bridge, -EREMOTEIO for a route refused since the
+	 * attach. BAR memory is not in the CPU caches: nothing to sync.
+	 */
+	ret = dma_map_sgtable(attach->dev, sgt, dir, DMA_ATTR_SKIP_CPU_SYNC);
+	if (ret)
+		goto out_table;
+	atomic_inc(&buf->mapped);
+	return sgt;
+
+out_table:
+	sg_free_table(sgt);
+out_free:
+	kfree(sgt);
+	return ERR_PTR(ret);
+}
+
+static void p2p_dmabuf_unmap(struct dma_buf_attachment *attach,
+			     struct sg_table *sgt,
+			     enum dma_data_direction dir)
+{
+	struct p2p_dmabuf *buf = attach->dmabuf->priv;
+
+	dma_unmap_sgtable(attach->dev, sgt, dir, DMA_ATTR_SKIP_CPU_SYNC);
+	sg_free_table(sgt);
+	kfree(sgt);
+	if (atomic_dec_and_test(&buf->mapped))
+		wake_up_all(&p2p_dmabuf_unmapped);
+}
+
+static void p2p_dmabuf_release(struct dma_buf *dmabuf)
+{
+	struct p2p_dmabuf *buf = dmabuf->priv;
+
+	mutex_lock(&p2p_dmabuf_lock);
+	/* Unless a revocation gave it back already. */
+	if (buf->kaddr) {
+		list_del(&buf->node);
+		pci_free_p2pmem(buf->provider, buf->kaddr, buf->size);
+		buf->kaddr = NULL;
+	}
+	mutex_unlock(&p2p_dmabuf_lock);
+	pci_dev_put(buf->provider);
+	kfree(buf);
+}
+
+static const struct dma_buf_ops p2p_dmabuf_ops = {
+	.attach = p2p_dmabuf_attach,
+	.pin = p2p_dmabuf_pin,
+	.unpin = p2p_dmabuf_unpin,
+	.map_dma_buf = p2p_dmabuf_map,
+	.unmap_dma_buf = p2p_dmabuf_unmap,
+	.release = p2p_dmabuf_release,
+};
+
+/* Does @pdev have P2P memory and is its driver not unbinding? */
+static bool p2p_dmabuf_provider_open(struct pci_dev *pdev)
+{
+	struct pci_p2pdma *p2p;
+
+	guard(rcu)();
+	p2p = rcu_dereference(pdev->p2pdma);
+	return p2p && !list_empty(&p2p->regions) && !READ_ONCE(p2p->closing);
+}
+
+/**
+ * pci_p2pmem_export() - export P2P memory of a provider as a dma-buf
+ * @provider: a provider that registered memory with
+ *	pci_p2pdma_add_resource(); it need not have published it
+ * @size: bytes to export, a non-zero multiple of PAGE_SIZE
+ * @flags: must be 0 (reserved)
+ *
+ * Allocates @size bytes of @provider's P2P memory, physically contiguous
+ * and aligned to PAGE_SIZE (as pci_alloc_p2pmem() does), and returns it as
+ * a dma-buf whose exporter name is "pci-p2pdma". Its contents are not
+ * cleared: like pci_alloc_p2pmem() memory, it holds what its last user
+ * left. The memory goes back to the pool when the dma-buf is released
+ * (its last reference is dropped, dma_buf_put()), or when @provider's
+ * driver unbinds, whichever comes first.
+ *
+ * Importers must be dynamic (dma_buf_dynamic_attach() with a
+ * move_notify callback) and accept peer-to-peer memory (allow_peer2peer
+ * in their dma_buf_attach_ops); their device must be a PCI function that
+ * reaches @provider (pci_p2pdma_distance() >= 0). dma_buf_attach() fails
+ * with -EOPNOTSUPP for an importer that does not accept peer-to-peer
+ * memory (every static importer), with -EREMOTEIO for a device that is
+ * not a PCI function or cannot reach the provider (the reason is logged),
+ * and with -ENODEV once the buffer is revoked. dma_buf_pin() fails with
+ * -EOPNOTSUPP: every importer can be revoked. dma_buf_map_attachment()
+ * maps the memory for the importer's device with dma_map_sgtable() (PCI
+ * bus addresses below a common switch, a normal DMA mapping through the
+ * host bridge, an IOVA under an IOMMU); it fails with -ENODEV once the
+ * buffer is revoked, and with the DMA API's error otherwise (-EREMOTEIO
+ * if the route was refused since the attach). CPU access (mmap, vmap) is
+ * not offered.
+ *
+ * When @provider's driver unbinds, each of its buffers is revoked: under
+ * the buffer's reservation lock it is marked revoked and
+ * dma_buf_move_notify() tells every importer to unmap; the unbind then
+ * waits for the fences in the buffer's reservation object and for the
+ * importers to unmap, up to 10 seconds for all buffers together (an
+ * importer still mapped after that is logged), and gives the memory back
+ * to the pool, without waiting for the dma-buf to be released.
+ *
+ * Context: process context, may sleep. Takes a global mutex that
+ * serialises exports, revocations and releases.
+ *
+ * Return: the dma-buf (drop it with dma_buf_put(), or install it in a file
+ * descriptor with dma_buf_fd()); ERR_PTR(-EINVAL) if @size is 0 or not a
+ * multiple of PAGE_SIZE or @flags is not 0; ERR_PTR(-ENODEV) if @provider
+ * has no P2P memory or its driver is unbinding; ERR_PTR(-ENOMEM) if not
+ * enough contiguous P2P memory is free, or memory for the bookkeeping
+ * runs out; or the error of dma_buf_export().
+ */
+struct dma_buf *pci_p2pmem_export(struct pci_dev *provider, size_t size,
+				  int flags)
+{
+	DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
+	struct p2p_dmabuf *buf;
+	struct dma_buf *dmabuf;
+	int ret;
+
+	if (flags || !size || !PAGE_ALIGNED(size))
+		return ERR_PTR(-EINVAL);
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	buf->provider = pci_dev_get(provider);
+	buf->size = size;
+	atomic_set(&buf->mapped, 0);
+
+	/*
+	 * An unbind sets closing before it takes the lock to revoke: a
+	 * buffer is either refused here or on the list it walks.
+	 */
+	mutex_lock(&p2p_dmabuf_lock);
+	ret = -ENODEV;
+	if (!p2p_dmabuf_provider_open(provider))
+		goto out_unlock;
+	buf->kaddr = pci_alloc_p2pmem(provider, size);
+	if (!buf->kaddr) {
+		ret = p2p_dmabuf_provider_open(provider) ? -ENOMEM : -ENODEV;
+		goto out_unlock;
+	}
+
+	exp_info.exp_name = "pci-p2pdma";
+	exp_info.ops = &p2p_dmabuf_ops;
+	exp_info.size = size;
+	exp_info.flags = O_RDWR | O_CLOEXEC;
+	exp_info.priv = buf;
+	dmabuf = dma_buf_export(&exp_info);
+	if (IS_ERR(dmabuf)) {
+		ret = PTR_ERR(dmabuf);
+		goto out_free;
+	}
+	buf->dmabuf = dmabuf;
+	list_add_tail(&buf->node, &p2p_dmabufs);
+	mutex_unlock(&p2p_dmabuf_lock);
+	return dmabuf;
+
+out_free:
+	pci_free_p2pmem(provider, buf->kaddr, size);
+out_unlock:
+	mutex_unlock(&p2p_dmabuf_lock);
+	pci_dev_put(buf->provider);
+	kfree(buf);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_GPL(pci_p2pmem_export);
+
+/* What is left of the wait that ends at @deadline, at least one jiffy. */
+static long p2p_dmabuf_left(unsigned long deadline)
+{
+	return time_before(jiffies, deadline) ? deadline - jiffies : 1;
+}
+
+/* Revoke @buf: tell its importers, wait (until @deadline) for them. */
+static void p2p_dmabuf_revoke_one(struct p2p_dmabuf *buf,
+				  unsigned long deadline)
+{
+	struct dma_resv *resv = buf->dmabuf->resv;
+
+	dma_resv_lock(resv, NULL);
+	WRITE_ONCE(buf->revoked, true);
+	dma_buf_move_notify(buf->dmabuf);
+	dma_resv_unlock(resv);
+
+	/* DMA the importers queued before they were told. */
+	if (dma_resv_wait_timeout(resv, DMA_RESV_USAGE_BOOKKEEP, false,
+				  p2p_dmabuf_left(deadline)) <= 0)
+		pci_warn(buf->provider, "P2PDMA: dma-buf of %zu bytes revoked with DMA still pending\n",
+			 buf->size);
+	/* Importers that unmap after move_notify returned. */
+	if (!wait_event_timeout(p2p_dmabuf_unmapped,
+				!atomic_read(&buf->mapped),
+				p2p_dmabuf_left(deadline)))
+		pci_warn(buf->provider, "P2PDMA: dma-buf of %zu bytes revoked with %d mappings left: an importer ignored move_notify\n",
+			 buf->size, atomic_read(&buf->mapped));
+}
+
+/*
+ * Revoke every dma-buf exported from @pdev and give its memory back to the
+ * pool, so that the unbind does not wait for the dma-bufs to be released.
+ * Called by p2p_provider_close() once nothing more is handed out.
+ */
+void p2p_dmabuf_revoke(struct pci_dev *pdev)
+{
+	unsigned long deadline = jiffies + P2P_DMABUF_REVOKE_WAIT;
+	struct p2p_dmabuf *buf, *tmp;
+
+	mutex_lock(&p2p_dmabuf_lock);
+	list_for_each_entry_safe(buf, tmp, &p2p_dmabufs, node) {
+		if (buf->provider != pdev)
+			continue;
+		p2p_dmabuf_revoke_one(buf, deadline);
+		list_del(&buf->node);
+		pci_free_p2pmem(pdev, buf->kaddr, buf->size);
+		buf->kaddr = NULL;
+	}
+	mutex_unlock(&p2p_dmabuf_lock);
+}

@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dma-buf exporter suite: pci_p2pmem_export() on a provider that
+ * registers its BAR with pci_p2pdma_add_resource() (ZONE_DEVICE pages on
+ * physical address space above 4 GiB that the suite reserves and nothing
+ * backs, as in the bus address suite; nothing reads or writes it), and
+ * importers of the suite's own that attach for the fake clients and map
+ * through the DMA API (dma-direct: the fake devices have no IOMMU). Each
+ * case registers the range afresh and releases it at the end, as an
+ * unbind would, since revocation closes the provider. Included by
+ * p2pdma-kunit.h.
+ *
+ *   7e57:00 (Intel 0x2020), window CPU db_reserved -> bus DB_BUS_BASE
+ *     root port 1 - switch: DSP0 - P (BAR 0: 64-bit, DB_BAR_SIZE)
+ *                           DSP1 - Q
+ *     root port 2 - R
+ */
+
+#include <linux/dma-buf.h>
+#include <linux/dma-direct.h>
+#include <linux/dma-resv.h>
+#include <linux/file.h>
+
+#define DB_WINDOW	SZ_16M
+#define DB_BUS_BASE	0x80000000ull	/* below 4 GiB, the window above */
+#define DB_BAR_AT	SZ_4M
+#define DB_BAR_SIZE	SZ_4M
+#define DB_SIZE		SZ_2M		/* what P registers, at offset 0 */
+#define DB_BUF		(256 * 1024)	/* bytes a case exports */
+
+static struct resource db_reserved = {
+	.name = "p2pdma-kunit dma-buf BARs",
+	.flags = IORESOURCE_MEM,
+};
+
+static struct fake_pci *db_fp;
+static struct fake_fn *db_p, *db_q, *db_r;
+
+/* One case's state: its registration, dma-buf and importer. */
+struct db_case {
+	void *grp;
+	struct dma_buf *dmabuf;
+	struct dma_buf_attachment *attach;
+	struct sg_table *sgt;		/* the importer's live mapping */
+	int moves;			/* move_notify calls */
+};
+
+static struct pci_p2pdma *db_p2p(void)
+{
+	return rcu_dereference_protected(db_p->pdev->p2pdma, 1);
+}
+
+static void db_suite_exit(struct kunit_suite *suite)
+{
+	fake_pci_destroy(db_fp);
+	db_fp = NULL;
+	db_p = NULL;
+	db_q = NULL;
+	db_r = NULL;
+	if (db_reserved.parent)
+		release_resource(&db_reserved);
+}
+
+static int db_suite_init(struct kunit_suite *suite)
+{
+	struct fake_fn *rp, *dsp[2];
+	struct fake_host *h;
+	int ret;
+
+	ret = allocate_resource(&iomem_resource, &db_reserved, DB_WINDOW,
+				SZ_4G, iomem_resource.end, DB_WINDOW, NULL,
+				NULL);
+	if (ret)
+		return ret;
+	ret = -ENOMEM;
+	db_fp = fake_pci_create();
+	if (!db_fp)
+		goto fail;
+	h = fake_host_add(db_fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
+			  HB_CLASS);
+	if (!h)
+		goto fail;
+	fake_host_mem_window(h, db_reserved.start, DB_WINDOW, DB_BUS_BASE);
+	rp = fake_root_port(h);
+	if (!rp || !fake_switch(rp, ARRAY_SIZE(dsp), dsp))
+		goto fail;
+	db_p = fake_endpoint(dsp[0], 1, NULL);
+	db_q = fake_endpoint(dsp[1], 1, NULL);
+	rp = fake_root_port(h);
+	if (!rp || !db_p || !db_q)
+		goto fail;
+	db_r = fake_endpoint(rp, 1, NULL);
+	if (!db_r)
+		goto fail;
+	fake_bar64(db_p, DB_BUS_BASE + DB_BAR_AT, DB_BAR_SIZE);
+	ret = fake_pci_scan(db_fp);
+	if (ret)
+		goto fail;
+	/* The BAR is above 4 GiB: a client through the host bridge maps it. */
+	ret = dma_set_mask_and_coherent(&db_q->pdev->dev, DMA_BIT_MASK(64));
+	if (!ret)
+		ret = dma_set_mask_and_coherent(&db_r->pdev->dev,
+						DMA_BIT_MASK(64));
+	if (ret)
+		goto fail;
+	return 0;
+
+fail:
+	db_suite_exit(suite);
+	return ret;
+}
+
+static int db_init(struct kunit *test)
+{
+	struct db_case *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	int ret;
+
+	if (!c)
+		return -ENOMEM;
+	test->priv = c;
+	set_cpu_rule(test, false);
+	set_policy(test, "");
+	c->grp = devres_open_group(&db_p->pdev->dev, NULL, GFP_KERNEL);
+	if (!c->grp)
+		return -ENOMEM;
+	ret = pci_p2pdma_add_resource(db_p->pdev, 0, DB_SIZE, 0);
+	if (ret)
+		return ret;
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+	return 0;
+}
+
+/* Let the dma-buf go and wait for its release (fput is deferred here). */
+static void db_put(struct dma_buf *dmabuf)
+{
+	dma_buf_put(dmabuf);
+	flush_delayed_fput();
+}
+
+static void db_exit(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+
+	if (c->sgt)
+		dma_buf_unmap_attachment_unlocked(c->attach, c->sgt,
+						  DMA_BIDIRECTIONAL);
+	if (c->attach)
+		dma_buf_detach(c->dmabuf, c->attach);
+	if (c->dmabuf)
+		db_put(c->dmabuf);
+	/* The unbind: nothing may still hold the pages. */
+	if (c->grp)
+		devres_release_group(&db_p->pdev->dev, c->grp);
+}
+
+/* The importer: it unmaps at once when told, as a dynamic importer must. */
+static void db_move_notify(struct dma_buf_attachment *attach)
+{
+	struct kunit *test = attach->importer_priv;
+	struct db_case *c = test->priv;
+
+	dma_resv_assert_held(attach->dmabuf->resv);
+	c->moves++;
+	if (c->sgt) {
+		dma_buf_unmap_attachment(attach, c->sgt, DMA_BIDIRECTIONAL);
+		c->sgt = NULL;
+	}
+}
+
+static const struct dma_buf_attach_ops db_importer = {
+	.allow_peer2peer = true,
+	.move_notify = db_move_notify,
+};
+
+/* A dynamic importer that does not accept peer-to-peer memory. */
+static const struct dma_buf_attach_ops db_importer_no_p2p = {
+	.allow_peer2peer = false,
+	.move_notify = db_move_notify,
+};
+
+static struct dma_buf *db_export(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+
+	c->dmabuf = pci_p2pmem_export(db_p->pdev, DB_BUF, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, c->dmabuf);
+	return c->dmabuf;
+}
+
+static struct dma_buf_attachment *db_attach(struct kunit *test,
+					    struct fake_fn *client,
+					    const struct dma_buf_attach_ops *ops)
+{
+	struct db_case *c = test->priv;
+
+	return dma_buf_dynamic_attach(c->dmabuf, &client->pdev->dev, ops, test);
+}
+
+/* Attach @client with the suite's importer and map, keeping both. */
+static struct sg_table *db_attach_map(struct kunit *test,
+				      struct fake_fn *client)
+{
+	struct db_case *c = test->priv;
+	struct sg_table *sgt;
+
+	c->attach = db_attach(test, client, &db_importer);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, c->attach);
+	sgt = dma_buf_map_attachment_unlocked(c->attach, DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sgt);
+	c->sgt = sgt;
+	return sgt;
+}
+
+/* The bytes a mapping's pages cover. */
+static size_t db_len(struct sg_table *sgt)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+	size_t len = 0;
+
+	for_each_sgtable_sg(sgt, sg, i)
+		len += sg->length;
+	return len;
+}
+
+/* The export's arguments and its refusals, each with its errno. */
+static void db_export_test(struct kunit *test)
+{
+	struct dma_buf *dmabuf;
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(pci_p2pmem_export(db_p->pdev, 0, 0)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(pci_p2pmem_export(db_p->pdev,
+							PAGE_SIZE + 1, 0)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(pci_p2pmem_export(db_p->pdev,
+							PAGE_SIZE, 1)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(pci_p2pmem_export(db_p->pdev,
+							DB_SIZE + PAGE_SIZE,
+							0)),
+			-ENOMEM);
+	/* Q registered no memory. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(pci_p2pmem_export(db_q->pdev,
+							PAGE_SIZE, 0)),
+			-ENODEV);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+
+	dmabuf = db_export(test);
+	KUNIT_EXPECT_STREQ(test, dmabuf->exp_name, "pci-p2pdma");
+	KUNIT_EXPECT_EQ(test, dmabuf->size, DB_BUF);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - DB_BUF);
+}
+
+/*
+ * Q is below the same switch: every segment is the BAR's bus address
+ * (not its CPU address), flagged as such, contiguous over the buffer.
+ */
+static void db_map_bus_address_test(struct kunit *test)
+{
+	struct sg_table *sgt;
+	struct scatterlist *sg;
+	dma_addr_t next;
+	size_t total = 0;
+	unsigned int i;
+	void *kaddr;
+
+	db_export(test);
+	sgt = db_attach_map(test, db_q);
+	KUNIT_EXPECT_EQ(test, db_len(sgt), DB_BUF);
+	kaddr = sg_virt(sgt->sgl);
+	next = pci_p2pmem_virt_to_bus(db_p->pdev, kaddr);
+	KUNIT_EXPECT_GE(test, next, DB_BUS_BASE + DB_BAR_AT);
+	KUNIT_EXPECT_NE(test, next, (dma_addr_t)virt_to_phys(kaddr));
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		KUNIT_EXPECT_TRUE(test, sg_dma_is_bus_address(sg));
+		KUNIT_EXPECT_EQ(test, sg_dma_address(sg), next);
+		KUNIT_EXPECT_LE(test, sg_dma_len(sg),
+				dma_get_max_seg_size(&db_q->pdev->dev));
+		next += sg_dma_len(sg);
+		total += sg_dma_len(sg);
+	}
+	KUNIT_EXPECT_EQ(test, total, DB_BUF);
+}
+
+/*
+ * R is on another root port of a host bridge known to route P2P: the
+ * DMA API maps the CPU address as for any memory (dma-direct: no IOMMU),
+ * not marked as a bus address.
+ */
+static void db_map_thru_host_bridge_test(struct kunit *test)
+{
+	struct sg_table *sgt;
+	struct scatterlist *sg;
+	phys_addr_t next;
+	size_t total = 0;
+	unsigned int i;
+
+	KUNIT_ASSERT_EQ(test, pci_p2pdma_distance(db_p->pdev,
+						  &db_r->pdev->dev, false),
+			3 + 1 + 2 + HB);
+	db_export(test);
+	sgt = db_attach_map(test, db_r);
+	KUNIT_EXPECT_EQ(test, db_len(sgt), DB_BUF);
+	next = virt_to_phys(sg_virt(sgt->sgl));
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		KUNIT_EXPECT_FALSE(test, sg_dma_is_bus_address(sg));
+		KUNIT_EXPECT_EQ(test, sg_dma_address(sg),
+				phys_to_dma(&db_r->pdev->dev, next));
+		next += sg_dma_len(sg);
+		total += sg_dma_len(sg);
+	}
+	KUNIT_EXPECT_EQ(test, total, DB_BUF);
+}
+
+/*
+ * A route the policy refuses: R cannot attach (-EREMOTEIO), while Q,
+ * which needs no host bridge, still can.
+ */
+static void db_refused_route_test(struct kunit *test)
+{
+	struct dma_buf_attachment *attach;
+
+	set_policy(test, "deny:all");
+	db_export(test);
+	attach = db_attach(test, db_r, &db_importer);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(attach), -EREMOTEIO);
+	if (!IS_ERR(attach))
+		dma_buf_detach(attach->dmabuf, attach);
+	db_attach_map(test, db_q);
+}
+
+/*
+ * Importers that do not accept peer-to-peer memory are refused with
+ * -EOPNOTSUPP: a dynamic one without allow_peer2peer, and every static
+ * one (dma_buf_attach()).
+ */
+static void db_no_peer2peer_test(struct kunit *test)
+{
+	struct dma_buf_attachment *attach;
+	struct dma_buf *dmabuf = db_export(test);
+
+	attach = db_attach(test, db_q, &db_importer_no_p2p);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(attach), -EOPNOTSUPP);
+	if (!IS_ERR(attach))
+		dma_buf_detach(dmabuf, attach);
+	attach = dma_buf_attach(dmabuf, &db_q->pdev->dev);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(attach), -EOPNOTSUPP);
+	if (!IS_ERR(attach))
+		dma_buf_detach(dmabuf, attach);
+}
+
+/* No importer may pin: each must stay revocable. */
+static void db_pin_refused_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	int ret;
+
+	db_export(test);
+	c->attach = db_attach(test, db_q, &db_importer);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, c->attach);
+	dma_resv_lock(c->dmabuf->resv, NULL);
+	ret = dma_buf_pin(c->attach);
+	if (!ret)
+		dma_buf_unpin(c->attach);
+	dma_resv_unlock(c->dmabuf->resv);
+	KUNIT_EXPECT_EQ(test, ret, -EOPNOTSUPP);
+}
+
+/* The release gives the memory back to the pool, and the page references. */
+static void db_release_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct dma_buf *dmabuf = db_export(test);
+
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - DB_BUF);
+	c->dmabuf = NULL;
+	db_put(dmabuf);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+}
+
+/*
+ * The provider closes (the first step of its unbind) while a dynamic
+ * importer holds a mapping: move_notify is called once, the importer
+ * unmaps, the memory is back in the pool before the dma-buf is released,
+ * and every later map, attach and export fails with -ENODEV.
+ */
+static void db_revoke_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct dma_buf_attachment *attach;
+	struct sg_table *sgt;
+
+	db_export(test);
+	db_attach_map(test, db_q);
+	KUNIT_EXPECT_EQ(test, c->moves, 0);
+
+	p2p_provider_close(db_p->pdev);
+	KUNIT_EXPECT_EQ(test, c->moves, 1);
+	KUNIT_EXPECT_NULL(test, c->sgt);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+
+	sgt = dma_buf_map_attachment_unlocked(c->attach, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(sgt), -ENODEV);
+	if (!IS_ERR(sgt))
+		dma_buf_unmap_attachment_unlocked(c->attach, sgt,
+						  DMA_BIDIRECTIONAL);
+	attach = db_attach(test, db_r, &db_importer);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(attach), -ENODEV);
+	if (!IS_ERR(attach))
+		dma_buf_detach(c->dmabuf, attach);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(pci_p2pmem_export(db_p->pdev,
+							PAGE_SIZE, 0)),
+			-ENODEV);
+
+	/* The release after the revocation frees nothing twice. */
+	dma_buf_detach(c->dmabuf, c->attach);
+	c->attach = NULL;
+	db_put(c->dmabuf);
+	c->dmabuf = NULL;
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+	KUNIT_EXPECT_EQ(test, c->moves, 1);
+}
+
+/*
+ * The whole unbind (devres of the registration released) while the
+ * dma-buf is still held: it returns, since the revocation gave the pages
+ * back; a wait for the dma-buf would hang here.
+ */
+static void db_unbind_does_not_wait_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+
+	db_export(test);
+	db_attach_map(test, db_r);
+	devres_release_group(&db_p->pdev->dev, c->grp);
+	c->grp = NULL;
+	KUNIT_EXPECT_EQ(test, c->moves, 1);
+	KUNIT_EXPECT_NULL(test, c->sgt);
+	KUNIT_EXPECT_NULL(test, rcu_access_pointer(db_p->pdev->p2pdma));
+}
+
+static struct kunit_case p2pdma_dmabuf_cases[] = {
+	KUNIT_CASE(db_export_test),
+	KUNIT_CASE(db_map_bus_address_test),
+	KUNIT_CASE(db_map_thru_host_bridge_test),
+	KUNIT_CASE(db_refused_route_test),
+	KUNIT_CASE(db_no_peer2peer_test),
+	KUNIT_CASE(db_pin_refused_test),
+	KUNIT_CASE(db_release_test),
+	KUNIT_CASE(db_revoke_test),
+	KUNIT_CASE(db_unbind_does_not_wait_test),
+	{}
+};
+
+static struct kunit_suite p2pdma_dmabuf_suite = {
+	.name = "p2pdma-dmabuf",
+	.suite_init = db_suite_init,
+	.suite_exit = db_suite_exit,
+	.init = db_init,
+	.exit = db_exit,
+	.test_cases = p2pdma_dmabuf_cases,
+};
+
+kunit_test_suite(p2pdma_dmabuf_suite);
