@@ -2105,6 +2105,119 @@ static void find_skips_provider_without_memory_test(struct kunit *test)
 	}
 }
 
+/*
+ * How often @fn's state is on the list of published providers that
+ * pci_p2pmem_find_many() walks; a list that does not end within 1000
+ * entries counts as -1.
+ */
+static int pv_on_list(struct fake_fn *fn)
+{
+	struct pci_p2pdma *p2p, *want = pv_p2p(fn);
+	int n = 0, seen = 0;
+
+	guard(rcu)();
+	list_for_each_entry_rcu(p2p, &p2p_published_list, published_node) {
+		if (++seen > 1000)
+			return -1;
+		if (p2p == want)
+			n++;
+	}
+	return n;
+}
+
+/* @n choices for client @c all give @want (NULL: nothing). */
+static void pv_expect_find(struct kunit *test, struct device *c,
+			   struct fake_fn *want, int n)
+{
+	struct pci_dev *got;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		got = find1(c);
+		KUNIT_EXPECT_PTR_EQ(test, got, want ? want->pdev : NULL);
+		pci_dev_put(got);
+	}
+}
+
+/*
+ * pci_p2pmem_find_many() chooses from a list of published providers, not
+ * from all PCI devices: a provider is on that list exactly once while
+ * published and not at all otherwise, whatever the order and repetition
+ * of the calls, and only what is on it is chosen. N1 (four links from
+ * the client N0) beats FAR2 (through the root port) whenever it is there.
+ */
+static void find_follows_publish_test(struct kunit *test)
+{
+	struct device *c = &pv[N0]->pdev->dev;
+
+	KUNIT_ASSERT_EQ(test, pv_on_list(pv[N1]), 0);
+	pci_p2pmem_publish(pv[FAR2]->pdev, true);
+	pv_expect_find(test, c, pv[FAR2], 5);
+	pci_p2pmem_publish(pv[N1]->pdev, true);
+	pci_p2pmem_publish(pv[N1]->pdev, true);
+	KUNIT_EXPECT_EQ_MSG(test, pv_on_list(pv[N1]), 1, "published twice");
+	pv_expect_find(test, c, pv[N1], 5);
+
+	/* Withdrawn: off the list, FAR2 again; twice changes nothing. */
+	pci_p2pmem_publish(pv[N1]->pdev, false);
+	KUNIT_EXPECT_EQ_MSG(test, pv_on_list(pv[N1]), 0, "withdrawn");
+	pv_expect_find(test, c, pv[FAR2], 20);
+	pci_p2pmem_publish(pv[N1]->pdev, false);
+	KUNIT_EXPECT_EQ(test, pv_on_list(pv[N1]), 0);
+	KUNIT_EXPECT_EQ(test, pv_on_list(pv[FAR2]), 1);
+
+	/* Published again, and back and forth: there once, and chosen. */
+	pci_p2pmem_publish(pv[N1]->pdev, true);
+	KUNIT_EXPECT_EQ_MSG(test, pv_on_list(pv[N1]), 1, "republished");
+	pv_expect_find(test, c, pv[N1], 5);
+	pci_p2pmem_publish(pv[FAR2]->pdev, false);
+	pci_p2pmem_publish(pv[FAR2]->pdev, true);
+	pci_p2pmem_publish(pv[N1]->pdev, false);
+	pci_p2pmem_publish(pv[N1]->pdev, true);
+	KUNIT_EXPECT_EQ(test, pv_on_list(pv[N1]), 1);
+	KUNIT_EXPECT_EQ(test, pv_on_list(pv[FAR2]), 1);
+	pv_expect_find(test, c, pv[N1], 5);
+	pci_p2pmem_publish(pv[N1]->pdev, false);
+	pci_p2pmem_publish(pv[FAR2]->pdev, false);
+	KUNIT_EXPECT_EQ(test, pv_on_list(pv[N1]), 0);
+	KUNIT_EXPECT_EQ(test, pv_on_list(pv[FAR2]), 0);
+	pv_expect_find(test, c, NULL, 5);
+}
+
+/*
+ * A provider whose unbind started while it was published leaves the list
+ * and is never chosen, not even after a pci_p2pmem_publish(true). N2 is
+ * the closest (four links from N0) and published beside FAR2 when
+ * p2p_provider_close() runs on it; the case then reopens it.
+ */
+static void find_never_closed_test(struct kunit *test)
+{
+	struct pci_dev *pdev = pv[N2]->pdev;
+	struct pci_p2pdma *p2p = pv_p2p(pv[N2]);
+	struct device *c = &pv[N0]->pdev->dev;
+	bool had_sysfs = p2p->sysfs_added;
+
+	KUNIT_ASSERT_FALSE(test, READ_ONCE(p2p->closing));
+	pci_p2pmem_publish(pv[FAR2]->pdev, true);
+	pci_p2pmem_publish(pdev, true);
+	pv_expect_find(test, c, pv[N2], 5);
+	p2p_provider_close(pdev);
+	KUNIT_EXPECT_EQ_MSG(test, pv_on_list(pv[N2]), 0, "closed");
+	pv_expect_find(test, c, pv[FAR2], 20);
+	pci_p2pmem_publish(pdev, true);
+	KUNIT_EXPECT_EQ_MSG(test, pv_on_list(pv[N2]), 0,
+			    "published after the close");
+	pv_expect_find(test, c, pv[FAR2], 20);
+
+	/* Reopen the provider for the other cases. */
+	WRITE_ONCE(p2p->closing, false);
+	if (had_sysfs) {
+		KUNIT_EXPECT_EQ(test, sysfs_create_group(&pdev->dev.kobj,
+							 &p2pmem_group), 0);
+		p2p->sysfs_added = true;
+	}
+}
+
 /* The provider returned carries exactly one new reference. */
 static void find_reference_test(struct kunit *test)
 {
@@ -2179,7 +2292,7 @@ static void pv_publish_parks(struct pci_p2pdma *p2p, bool publish)
 		/* The store lands after whatever of the close was seen. */
 		smp_mb();
 	}
-	WRITE_ONCE(p2p->published, publish);
+	p2p_publish_update(p2p, publish);
 }
 
 static void publish_races_close_test(struct kunit *test)
@@ -2225,6 +2338,8 @@ static void publish_races_close_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(p2p->closing));
 	KUNIT_EXPECT_FALSE_MSG(test, pci_has_p2pmem(pdev),
 			       "published after the close: it did not wait for the publisher");
+	KUNIT_EXPECT_EQ_MSG(test, pv_on_list(pv[N3]), 0,
+			    "on the published list after the close");
 	pci_p2pmem_publish(pdev, true);
 	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(pdev));
 
@@ -2343,6 +2458,8 @@ static struct kunit_case p2pdma_provider_cases[] = {
 	KUNIT_CASE(find_reference_test),
 	KUNIT_CASE(find_no_client_test),
 	KUNIT_CASE(find_skips_provider_without_memory_test),
+	KUNIT_CASE(find_follows_publish_test),
+	KUNIT_CASE(find_never_closed_test),
 	KUNIT_CASE(publish_races_close_test),
 	KUNIT_CASE(release_waits_for_readers_test),
 	{}

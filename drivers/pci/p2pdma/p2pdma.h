@@ -69,6 +69,9 @@ struct pci_p2pdma {
 	struct list_head regions;	/* p2p_region; only ever added to */
 	struct p2p_cpu_cache __percpu *cache;
 	struct xarray routes;	/* client key -> packed route verdict */
+	struct pci_dev *pdev;	/* the provider; not referenced */
+	/* In the published list (provider.c) iff @published; under its lock. */
+	struct list_head published_node;
 	bool published;		/* offered to orchestrators and nvmet */
 	bool closing;		/* unbind started: hand out nothing more */
 	bool sysfs_added;	/* the p2pmem attribute group exists */
@@ -231,6 +234,7 @@ struct p2p_mmap_check {
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Reached only by the KUnit suites (VISIBLE_IF_KUNIT). */
 extern const struct p2p_known_host_bridge p2p_routing_host_bridges[];
+extern struct list_head p2p_published_list;
 bool p2p_cpu_routes_p2p(void);
 int p2p_known_host_bridge(struct pci_host_bridge *hb);
 int p2p_policy_install(const char *val);
@@ -258,6 +262,7 @@ int p2p_region_add(struct pci_p2pdma *p2p, struct p2p_region *region,
 		   void *kaddr, u64 bus, int nid);
 void *p2p_region_map(struct device *dev, struct p2p_region *region);
 void p2p_set_published(struct pci_p2pdma *p2p, bool publish);
+void p2p_publish_update(struct pci_p2pdma *p2p, bool publish);
 u64 p2p_read_back(const u64 *last);
 bool p2p_provider_decodes(struct pci_dev *pdev);
 void p2p_pool_put(struct pci_p2pdma *p2p, unsigned long addr, size_t size);

@@ -21,16 +21,61 @@
 #include <linux/percpu-refcount.h>
 #include <linux/random.h>
 #include <linux/rcupdate.h>
+#include <linux/seqlock.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/sysfs.h>
 
 #include "../pci.h"
 #include "p2pdma.h"
 
+/*
+ * The providers whose memory is published, which pci_p2pmem_find_many()
+ * chooses from, so that it need not look at every PCI device. A provider's
+ * state is on the list iff its published flag is set; both change
+ * together under the lock, which is a raw spinlock because
+ * pci_p2pmem_publish() may be called in any context. Readers walk the
+ * list under RCU. The state leaves the list at the latest in
+ * p2p_close_finish(), and is freed only after the grace period of
+ * p2p_provider_release().
+ *
+ * A node that left the list may go back on it (publish, unpublish,
+ * publish) while a reader still stands on it; that reader would follow it
+ * to the end of the list and miss the entries after its old place. So
+ * each addition is a write section of the sequence count, and a walk that
+ * overlapped one starts again.
+ */
+VISIBLE_IF_KUNIT LIST_HEAD(p2p_published_list);
+static DEFINE_RAW_SPINLOCK(p2p_published_lock);
+static seqcount_raw_spinlock_t p2p_published_seq =
+	SEQCNT_RAW_SPINLOCK_ZERO(p2p_published_seq, &p2p_published_lock);
+
+/*
+ * Set or clear the published flag, and put the state on the published
+ * list or take it off, as one step. Any context.
+ */
+VISIBLE_IF_KUNIT void p2p_publish_update(struct pci_p2pdma *p2p, bool publish)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&p2p_published_lock, flags);
+	if (publish && !p2p->published) {
+		/* A reader that finds the node sees the flag set. */
+		WRITE_ONCE(p2p->published, true);
+		write_seqcount_begin(&p2p_published_seq);
+		list_add_tail_rcu(&p2p->published_node, &p2p_published_list);
+		write_seqcount_end(&p2p_published_seq);
+	} else if (!publish && p2p->published) {
+		WRITE_ONCE(p2p->published, false);
+		list_del_rcu(&p2p->published_node);
+	}
+	raw_spin_unlock_irqrestore(&p2p_published_lock, flags);
+}
+
 /* Start of an unbind: nothing more is handed out or published. */
 VISIBLE_IF_KUNIT void p2p_close_start(struct pci_p2pdma *p2p)
 {
-	WRITE_ONCE(p2p->published, false);
+	p2p_publish_update(p2p, false);
 	WRITE_ONCE(p2p->closing, true);
 }
 
@@ -39,9 +84,10 @@ VISIBLE_IF_KUNIT void p2p_close_finish(struct pci_dev *pdev, struct pci_p2pdma *
 {
 	/*
 	 * A pci_p2pmem_publish() that checked closing before it was set may
-	 * have stored true since: clear that again, for good.
+	 * have stored true since: clear that again, and take the state off
+	 * the published list, for good.
 	 */
-	WRITE_ONCE(p2p->published, false);
+	p2p_publish_update(p2p, false);
 	if (p2p->sysfs_added) {
 		sysfs_remove_group(&pdev->dev.kobj, &p2pmem_group);
 		p2p->sysfs_added = false;
@@ -115,6 +161,8 @@ VISIBLE_IF_KUNIT struct pci_p2pdma *p2p_provider_setup(struct pci_dev *pdev)
 		return ERR_PTR(-ENOMEM);
 	xa_init_flags(&p2p->routes, XA_FLAGS_LOCK_IRQ);
 	INIT_LIST_HEAD(&p2p->regions);
+	INIT_LIST_HEAD(&p2p->published_node);
+	p2p->pdev = pdev;
 	p2p->pool = devm_gen_pool_create(&pdev->dev, PAGE_SHIFT,
 					 dev_to_node(&pdev->dev), NULL);
 	if (IS_ERR(p2p->pool))
@@ -368,13 +416,14 @@ out_unlock:
 EXPORT_SYMBOL_GPL(pci_p2pdma_add_resource);
 
 /*
- * Set the published flag. A function of its own so that a KUnit test can
- * run an unbind between pci_p2pmem_publish()'s check and this store.
+ * Publish or withdraw for pci_p2pmem_publish(). A function of its own so
+ * that a KUnit test can run an unbind between pci_p2pmem_publish()'s
+ * check and this store.
  */
 VISIBLE_IF_KUNIT void p2p_set_published(struct pci_p2pdma *p2p, bool publish)
 {
 	KUNIT_STATIC_STUB_REDIRECT(p2p_set_published, p2p, publish);
-	WRITE_ONCE(p2p->published, publish);
+	p2p_publish_update(p2p, publish);
 }
 
 /**
@@ -390,7 +439,8 @@ VISIBLE_IF_KUNIT void p2p_set_published(struct pci_p2pdma *p2p, bool publish)
  * nothing until one does. Publishing is ignored once the provider's
  * driver has started to unbind.
  *
- * Context: any; does not sleep (RCU read side only).
+ * Context: any; does not sleep (an RCU read side, and a raw spinlock with
+ * interrupts off for the list of published providers).
  */
 void pci_p2pmem_publish(struct pci_dev *pdev, bool publish)
 {
@@ -409,6 +459,16 @@ void pci_p2pmem_publish(struct pci_dev *pdev, bool publish)
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_publish);
 
+/* Published, with memory to offer: what pci_has_p2pmem() asks. */
+static bool p2p_offers(struct pci_p2pdma *p2p)
+{
+	/*
+	 * State without a range (every registration failed) has an empty
+	 * pool: published or not, it has nothing to offer.
+	 */
+	return READ_ONCE(p2p->published) && !list_empty(&p2p->regions);
+}
+
 /**
  * pci_has_p2pmem() - does a device offer published P2P memory
  * @pdev: the PCI device to check
@@ -424,11 +484,7 @@ bool pci_has_p2pmem(struct pci_dev *pdev)
 
 	guard(rcu)();
 	p2p = rcu_dereference(pdev->p2pdma);
-	/*
-	 * State without a range (every registration failed) has an empty
-	 * pool: published or not, it has nothing to offer.
-	 */
-	return p2p && READ_ONCE(p2p->published) && !list_empty(&p2p->regions);
+	return p2p && p2p_offers(p2p);
 }
 EXPORT_SYMBOL_GPL(pci_has_p2pmem);
 
@@ -444,8 +500,9 @@ EXPORT_SYMBOL_GPL(pci_has_p2pmem);
  * the closest. When several are equally close, each is equally likely
  * to be chosen, which spreads the load over them.
  *
- * Context: process context, may sleep (walks the PCI device list taking
- * and dropping a reference on each device). Holds no lock on return.
+ * Context: process context, may sleep (callers must allow for it; the
+ * walk itself, over the published providers only, is an RCU read-side
+ * section). Holds no lock on return.
  *
  * Return: the provider with a reference held (drop it with pci_dev_put()),
  * or NULL if no published provider suits every client or there is no
@@ -453,29 +510,48 @@ EXPORT_SYMBOL_GPL(pci_has_p2pmem);
  */
 struct pci_dev *pci_p2pmem_find_many(struct device **clients, int num_clients)
 {
-	struct pci_dev *pdev = NULL, *best = NULL;
-	int dist, best_dist = INT_MAX;
-	u32 ties = 0;
+	struct pci_dev *best;
+	struct pci_p2pdma *p2p;
+	int dist, best_dist;
+	unsigned int seq;
+	u32 ties;
 
 	if (num_clients <= 0)
 		return NULL;
-	for_each_pci_dev(pdev) {
-		if (!pci_has_p2pmem(pdev))
-			continue;
-		dist = pci_p2pdma_distance_many(pdev, clients, num_clients,
-						false);
-		if (dist < 0 || dist > best_dist)
-			continue;
-		if (dist < best_dist) {
-			best_dist = dist;
-			ties = 0;
+	guard(rcu)();
+	do {
+		seq = read_seqcount_begin(&p2p_published_seq);
+		best = NULL;
+		best_dist = INT_MAX;
+		ties = 0;
+		list_for_each_entry_rcu(p2p, &p2p_published_list,
+					published_node) {
+			/* Withdrawn since, or nothing registered: as before. */
+			if (!p2p_offers(p2p))
+				continue;
+			dist = pci_p2pdma_distance_many(p2p->pdev, clients,
+							num_clients, false);
+			if (dist < 0 || dist > best_dist)
+				continue;
+			if (dist < best_dist) {
+				best_dist = dist;
+				ties = 0;
+			}
+			/* Reservoir sampling: the k-th equal one wins with 1/k. */
+			if (get_random_u32_below(++ties) == 0)
+				best = p2p->pdev;
 		}
-		/* Reservoir sampling: the k-th equal candidate wins with 1/k. */
-		if (get_random_u32_below(++ties) == 0) {
-			pci_dev_put(best);
-			best = pci_dev_get(pdev);
-		}
-	}
-	return best;
+	} while (read_seqcount_retry(&p2p_published_seq, seq));
+	/*
+	 * @best's state was on the list during this RCU read section, so
+	 * @best still holds the reference of the device core: the state
+	 * leaves the list in the provider's unbind (p2p_provider_close(), a
+	 * devres action: at driver unbind, or in device_del() for a device
+	 * without a driver), before the device's last reference can go, and
+	 * p2p_provider_release() then waits for a grace period, which waits
+	 * for this section. The reference is taken once, here, so that no
+	 * pci_dev_put(), which may free and sleep, runs under RCU.
+	 */
+	return pci_dev_get(best);
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_find_many);
