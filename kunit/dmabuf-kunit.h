@@ -10,8 +10,10 @@
  * unbind would, since revocation closes the provider. Included by
  * p2pdma-kunit.h.
  *
- *   7e57:00 (Intel 0x2020), window CPU db_reserved -> bus DB_BUS_BASE
- *     root port 1 - switch: DSP0 - P (BAR 0: 64-bit, DB_BAR_SIZE)
+ * The hierarchy is the bus address suite's (xl_build()), with the window
+ * at db_reserved:
+ *   7e57:00 (Intel 0x2020), window CPU db_reserved -> bus XL_BUS_BASE
+ *     root port 1 - switch: DSP0 - P (BAR 0: 64-bit, XL_BAR_SIZE)
  *                           DSP1 - Q
  *     root port 2 - R
  */
@@ -21,10 +23,6 @@
 #include <linux/dma-resv.h>
 #include <linux/file.h>
 
-#define DB_WINDOW	SZ_16M
-#define DB_BUS_BASE	0x80000000ull	/* below 4 GiB, the window above */
-#define DB_BAR_AT	SZ_4M
-#define DB_BAR_SIZE	SZ_4M
 #define DB_SIZE		SZ_2M		/* what P registers, at offset 0 */
 #define DB_BUF		(256 * 1024)	/* bytes a case exports */
 
@@ -63,37 +61,10 @@ static void db_suite_exit(struct kunit_suite *suite)
 
 static int db_suite_init(struct kunit_suite *suite)
 {
-	struct fake_fn *rp, *dsp[2];
-	struct fake_host *h;
 	int ret;
 
-	ret = allocate_resource(&iomem_resource, &db_reserved, DB_WINDOW,
-				SZ_4G, iomem_resource.end, DB_WINDOW, NULL,
-				NULL);
-	if (ret)
-		return ret;
-	ret = -ENOMEM;
-	db_fp = fake_pci_create();
-	if (!db_fp)
-		goto fail;
-	h = fake_host_add(db_fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
-			  HB_CLASS);
-	if (!h)
-		goto fail;
-	fake_host_mem_window(h, db_reserved.start, DB_WINDOW, DB_BUS_BASE);
-	rp = fake_root_port(h);
-	if (!rp || !fake_switch(rp, ARRAY_SIZE(dsp), dsp))
-		goto fail;
-	db_p = fake_endpoint(dsp[0], 1, NULL);
-	db_q = fake_endpoint(dsp[1], 1, NULL);
-	rp = fake_root_port(h);
-	if (!rp || !db_p || !db_q)
-		goto fail;
-	db_r = fake_endpoint(rp, 1, NULL);
-	if (!db_r)
-		goto fail;
-	fake_bar64(db_p, DB_BUS_BASE + DB_BAR_AT, DB_BAR_SIZE);
-	ret = fake_pci_scan(db_fp);
+	/* The bus address suite's hierarchy, with a window of our own. */
+	ret = xl_build(&db_fp, &db_reserved, &db_p, &db_q, &db_r);
 	if (ret)
 		goto fail;
 	/* The BAR is above 4 GiB: a client through the host bridge maps it. */
@@ -270,7 +241,7 @@ static void db_map_bus_address_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, db_len(sgt), DB_BUF);
 	kaddr = sg_virt(sgt->sgl);
 	next = pci_p2pmem_virt_to_bus(db_p->pdev, kaddr);
-	KUNIT_EXPECT_GE(test, next, DB_BUS_BASE + DB_BAR_AT);
+	KUNIT_EXPECT_GE(test, next, XL_BUS_BASE + XL_BAR_AT);
 	KUNIT_EXPECT_NE(test, next, (dma_addr_t)virt_to_phys(kaddr));
 	for_each_sgtable_dma_sg(sgt, sg, i) {
 		KUNIT_EXPECT_TRUE(test, sg_dma_is_bus_address(sg));

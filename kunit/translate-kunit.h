@@ -62,39 +62,50 @@ static void xl_suite_exit(struct kunit_suite *suite)
 		release_resource(&xl_reserved);
 }
 
-static int xl_suite_init(struct kunit_suite *suite)
+/*
+ * Build the hierarchy drawn above, with the window's CPU range reserved in
+ * @res, and scan it. The dma-buf suite builds the same one. On failure the
+ * caller releases what was built (fake_pci_destroy(), release_resource()).
+ */
+static int xl_build(struct fake_pci **fp, struct resource *res,
+		    struct fake_fn **p, struct fake_fn **q, struct fake_fn **r)
 {
 	struct fake_fn *rp, *dsp[2];
 	struct fake_host *h;
 	int ret;
 
-	ret = allocate_resource(&iomem_resource, &xl_reserved, XL_WINDOW,
-				SZ_4G, iomem_resource.end, XL_WINDOW, NULL,
-				NULL);
+	ret = allocate_resource(&iomem_resource, res, XL_WINDOW, SZ_4G,
+				iomem_resource.end, XL_WINDOW, NULL, NULL);
 	if (ret)
 		return ret;
-	ret = -ENOMEM;
-	xl_fp = fake_pci_create();
-	if (!xl_fp)
-		goto fail;
-	h = fake_host_add(xl_fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
+	*fp = fake_pci_create();
+	if (!*fp)
+		return -ENOMEM;
+	h = fake_host_add(*fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
 			  HB_CLASS);
 	if (!h)
-		goto fail;
-	fake_host_mem_window(h, xl_reserved.start, XL_WINDOW, XL_BUS_BASE);
+		return -ENOMEM;
+	fake_host_mem_window(h, res->start, XL_WINDOW, XL_BUS_BASE);
 	rp = fake_root_port(h);
 	if (!rp || !fake_switch(rp, ARRAY_SIZE(dsp), dsp))
-		goto fail;
-	xl_p = fake_endpoint(dsp[0], 1, NULL);
-	xl_q = fake_endpoint(dsp[1], 1, NULL);
+		return -ENOMEM;
+	*p = fake_endpoint(dsp[0], 1, NULL);
+	*q = fake_endpoint(dsp[1], 1, NULL);
 	rp = fake_root_port(h);
-	if (!rp || !xl_p || !xl_q)
-		goto fail;
-	xl_r = fake_endpoint(rp, 1, NULL);
-	if (!xl_r)
-		goto fail;
-	fake_bar64(xl_p, XL_BUS_BASE + XL_BAR_AT, XL_BAR_SIZE);
-	ret = fake_pci_scan(xl_fp);
+	if (!rp || !*p || !*q)
+		return -ENOMEM;
+	*r = fake_endpoint(rp, 1, NULL);
+	if (!*r)
+		return -ENOMEM;
+	fake_bar64(*p, XL_BUS_BASE + XL_BAR_AT, XL_BAR_SIZE);
+	return fake_pci_scan(*fp);
+}
+
+static int xl_suite_init(struct kunit_suite *suite)
+{
+	int ret;
+
+	ret = xl_build(&xl_fp, &xl_reserved, &xl_p, &xl_q, &xl_r);
 	if (ret)
 		goto fail;
 	ret = -ENOMEM;
