@@ -1772,6 +1772,38 @@ static void cache_refresh_acs_test(struct kunit *test)
 }
 
 /*
+ * An orchestrator's call computes the route afresh and refreshes a cached
+ * entry, but adds none: only a mapping's look-up caches a new route. So
+ * pci_p2pmem_find_many() and distance_many() over pairs that are never
+ * mapped leave the cache as it was.
+ */
+static void cache_orchestrator_adds_none_test(struct kunit *test)
+{
+	struct pci_dev *p = pv[N1]->pdev;
+	struct device *c = &pv[N2]->pdev->dev;
+	unsigned long key = p2p_client_key(pv[N2]->pdev);
+	struct xarray *routes = &pv_p2p(pv[N1])->routes;
+	struct p2p_route r;
+
+	xa_destroy(routes);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &c, 1, false), 4);
+	KUNIT_EXPECT_NULL(test, xa_load(routes, key));
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance(p, c, false), 4);
+	KUNIT_EXPECT_NULL(test, xa_load(routes, key));
+
+	/* The mapping's look-up caches it; the next call refreshes it. */
+	p2p_route_lookup(p, c, &r);
+	KUNIT_EXPECT_TRUE(test, xa_is_value(xa_load(routes, key)));
+	fake_set_acs_ctrl(pv_dsp[2], PCI_ACS_RR);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &c, 1, false),
+			3 + 3 + 2 + HB);
+	p2p_route_lookup(p, c, &r);
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	fake_set_acs_ctrl(pv_dsp[2], 0);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &c, 1, false), 4);
+}
+
+/*
  * A bridge that reads all ones (removed, or in D3cold) gives a verdict
  * that must not outlive the condition: it is not cached.
  */
@@ -2385,6 +2417,7 @@ static void release_waits_for_readers_test(struct kunit *test)
 	struct pci_p2pdma *p2p;
 	struct pv_release *rel;
 	struct task_struct *t;
+	struct p2p_route route;
 	void *entry = NULL;
 	bool early = false;
 	unsigned int other;
@@ -2394,8 +2427,9 @@ static void release_waits_for_readers_test(struct kunit *test)
 	if (num_online_cpus() < 2 && !IS_ENABLED(CONFIG_PREEMPT_RCU))
 		kunit_skip(test, "needs two CPUs or CONFIG_PREEMPT_RCU");
 	KUNIT_ASSERT_EQ(test, pv_setup_provider(pdev, NULL), 0);
-	KUNIT_ASSERT_EQ(test, pci_p2pdma_distance(pdev, &pv[N1]->pdev->dev,
-						  false), 1);
+	/* A mapping's look-up caches the route (an orchestrator's does not). */
+	p2p_route_lookup(pdev, &pv[N1]->pdev->dev, &route);
+	KUNIT_ASSERT_EQ(test, route.distance, 1);
 	entry = xa_load(&pv_p2p(pv_dsp[1])->routes, key);
 	KUNIT_ASSERT_TRUE(test, xa_is_value(entry));
 	entry = NULL;
@@ -2446,6 +2480,7 @@ static struct kunit_case p2pdma_provider_cases[] = {
 	KUNIT_CASE(cache_none_without_state_test),
 	KUNIT_CASE(cache_per_client_test),
 	KUNIT_CASE(cache_refresh_acs_test),
+	KUNIT_CASE(cache_orchestrator_adds_none_test),
 	KUNIT_CASE(cache_all_ones_test),
 	KUNIT_CASE(cache_policy_change_test),
 	KUNIT_CASE(cache_policy_change_midway_test),

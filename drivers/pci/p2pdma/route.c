@@ -226,6 +226,14 @@ void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
 			entry = xa_load(&p2p->routes, key);
 		if (!r->unsure && entry == xa_mk_value(v))
 			goto out;
+		/*
+		 * An orchestrator's question refreshes a route that is cached
+		 * but does not cache a new one: most pairs it asks about are
+		 * never mapped (find_many asks about every provider). The
+		 * first mapping caches the route.
+		 */
+		if (fresh && !entry)
+			goto out;
 
 		/*
 		 * Best effort: a verdict that fails to cache is recomputed.
