@@ -269,6 +269,7 @@ void p2p_pool_put(struct pci_p2pdma *p2p, unsigned long addr, size_t size);
 unsigned long p2p_algo_word(unsigned long *map, unsigned long size,
 			    unsigned long start, unsigned int nr, void *data,
 			    struct gen_pool *pool, unsigned long start_addr);
+size_t p2p_pool_avail(struct pci_p2pdma *p2p);
 int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 		  unsigned long npages, unsigned long *done);
 void p2p_mmap_check_fn(struct callback_head *work);

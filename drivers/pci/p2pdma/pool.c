@@ -351,6 +351,16 @@ bool p2p_cache_drain(struct pci_p2pdma *p2p)
 }
 
 /*
+ * Bytes free in the pool. A function of its own, so that KUnit can move
+ * memory between this read and the reads of the per-CPU counts.
+ */
+VISIBLE_IF_KUNIT size_t p2p_pool_avail(struct pci_p2pdma *p2p)
+{
+	KUNIT_STATIC_STUB_REDIRECT(p2p_pool_avail, p2p);
+	return gen_pool_avail(p2p->pool);
+}
+
+/*
  * "available": free in the pool and held per CPU (cached allocations,
  * runs of returning pages). Memory that goes from a CPU's count into the
  * pool leaves the count first (with a write barrier): a reader that sees
@@ -366,7 +376,7 @@ size_t p2p_available(struct pci_p2pdma *p2p)
 	size_t avail;
 	int cpu;
 
-	avail = gen_pool_avail(p2p->pool);
+	avail = p2p_pool_avail(p2p);
 	smp_rmb();	/* pairs with smp_wmb() where memory enters the pool */
 	for_each_possible_cpu(cpu)
 		avail += READ_ONCE(per_cpu_ptr(p2p->cache, cpu)->bytes);
