@@ -3,7 +3,9 @@
  * dma-buf exporter suite: pci_p2pmem_export() on a provider that
  * registers its BAR with pci_p2pdma_add_resource() (ZONE_DEVICE pages on
  * physical address space above 4 GiB that the suite reserves and nothing
- * backs, as in the bus address suite; nothing reads or writes it), and
+ * backs, as in the bus address suite; nothing reads or writes it: a
+ * static stub stands in for the clearing of an export, p2p_clean(), and
+ * marks the pages clean without writing them), and
  * importers of the suite's own that attach for the fake clients and map
  * through the DMA API (dma-direct: the fake devices have no IOMMU). Each
  * case registers the range afresh and releases it at the end, as an
@@ -41,7 +43,32 @@ struct db_case {
 	struct dma_buf_attachment *attach;
 	struct sg_table *sgt;		/* the importer's live mapping */
 	int moves;			/* move_notify calls */
+	/* What the p2p_clean() stand-in was asked to clear, and returns. */
+	unsigned long clean_first, clean_pages;
+	int clean_calls, clean_ret;
 };
+
+static struct db_case *db_cur;	/* the case the stand-in reports to */
+
+/*
+ * The stand-in for p2p_clean(): records the pages asked for and marks
+ * them clean as the real one does once the zeros reached the device
+ * (this suite's BAR is never written), or fails as it would (clean_ret).
+ */
+static int db_clean_stub(struct p2p_region *region, unsigned long first,
+			 unsigned long n)
+{
+	struct db_case *c = db_cur;
+
+	if (!c->clean_calls)
+		c->clean_first = first;
+	c->clean_calls++;
+	c->clean_pages += n;
+	if (c->clean_ret)
+		return c->clean_ret;
+	bitmap_clear(region->dirty, first, n);
+	return 0;
+}
 
 static struct pci_p2pdma *db_p2p(void)
 {
@@ -89,6 +116,8 @@ static int db_init(struct kunit *test)
 	if (!c)
 		return -ENOMEM;
 	test->priv = c;
+	db_cur = c;
+	kunit_activate_static_stub(test, p2p_clean, db_clean_stub);
 	set_cpu_rule(test, false);
 	set_policy(test, "");
 	c->grp = devres_open_group(&db_p->pdev->dev, NULL, GFP_KERNEL);
@@ -411,6 +440,73 @@ static void db_unbind_does_not_wait_test(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, rcu_access_pointer(db_p->pdev->p2pdma));
 }
 
+/* P's only region. */
+static struct p2p_region *db_region(void)
+{
+	return list_first_entry(&db_p2p()->regions, struct p2p_region, node);
+}
+
+/* The kernel address of a buffer's memory, from an importer's mapping. */
+static void *db_kaddr(struct kunit *test, struct dma_buf *dmabuf)
+{
+	struct dma_buf_attachment *attach;
+	struct sg_table *sgt;
+	void *kaddr;
+
+	attach = dma_buf_dynamic_attach(dmabuf, &db_q->pdev->dev, &db_importer,
+					test);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, attach);
+	sgt = dma_buf_map_attachment_unlocked(attach, DMA_BIDIRECTIONAL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sgt);
+	kaddr = sg_virt(sgt->sgl);
+	dma_buf_unmap_attachment_unlocked(attach, sgt, DMA_BIDIRECTIONAL);
+	dma_buf_detach(dmabuf, attach);
+	return kaddr;
+}
+
+/*
+ * Every export hands out memory cleared to zero: the pool's clearing
+ * (p2p_clean()) is asked for every page of the buffer, which is clean
+ * afterwards, the first time (a registration starts all dirty) and after
+ * a previous buffer's memory came back dirty. A clearing that did not
+ * reach the device fails the export with -EIO and gives the memory back.
+ */
+static void db_export_zeroed_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct p2p_region *region = db_region();
+	unsigned long first, npages = DB_SIZE / PAGE_SIZE;
+	struct dma_buf *dmabuf;
+	int round;
+
+	for (round = 0; round < 2; round++) {
+		KUNIT_EXPECT_EQ(test, bitmap_weight(region->dirty, npages),
+				npages);
+		c->clean_calls = 0;
+		c->clean_pages = 0;
+		/* All of P: the second round gets the first one's memory. */
+		dmabuf = pci_p2pmem_export(db_p->pdev, DB_SIZE, 0);
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dmabuf);
+		first = p2p_page_index(region,
+				       (unsigned long)db_kaddr(test, dmabuf));
+		KUNIT_EXPECT_EQ(test, c->clean_first, first);
+		KUNIT_EXPECT_EQ(test, c->clean_pages, npages);
+		KUNIT_EXPECT_EQ(test, c->clean_calls,
+				DIV_ROUND_UP(npages, P2P_MAP_BATCH));
+		KUNIT_EXPECT_EQ(test, bitmap_weight(region->dirty, npages), 0);
+		/* Back to the pool dirty: a user had it. */
+		db_put(dmabuf);
+		KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+	}
+
+	c->clean_ret = -EIO;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(pci_p2pmem_export(db_p->pdev, DB_SIZE,
+							0)),
+			-EIO);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+	KUNIT_EXPECT_EQ(test, bitmap_weight(region->dirty, npages), npages);
+}
+
 static struct kunit_case p2pdma_dmabuf_cases[] = {
 	KUNIT_CASE(db_export_test),
 	KUNIT_CASE(db_map_bus_address_test),
@@ -421,6 +517,7 @@ static struct kunit_case p2pdma_dmabuf_cases[] = {
 	KUNIT_CASE(db_release_test),
 	KUNIT_CASE(db_revoke_test),
 	KUNIT_CASE(db_unbind_does_not_wait_test),
+	KUNIT_CASE(db_export_zeroed_test),
 	{}
 };
 

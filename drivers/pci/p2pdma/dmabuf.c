@@ -20,6 +20,9 @@
  * to the pool after the importers unmapped (bounded wait), and the unbind
  * does not wait for the dma-buf itself to be released.
  *
+ * Every buffer is handed out cleared to zero, by the pool's own clearing of
+ * dirty memory (p2p_clean(), as for an mmap() of p2pmem/allocate).
+ *
  * No CPU access yet: mmap, vmap and begin/end_cpu_access are not provided
  * (dma-buf then fails mmap() with -EINVAL and vmap with -EINVAL).
  */
@@ -199,6 +202,50 @@ static bool p2p_dmabuf_provider_open(struct pci_dev *pdev)
 	return p2p && !list_empty(&p2p->regions) && !READ_ONCE(p2p->closing);
 }
 
+/*
+ * Memory for a buffer, taken as an mmap() of p2pmem/allocate takes it:
+ * from the pool (clean memory first), not from the per-CPU caches of
+ * kernel allocations, whose dirty bits mean nothing.
+ */
+static void *p2p_dmabuf_alloc(struct pci_dev *provider, size_t size)
+{
+	struct pci_p2pdma *p2p;
+
+	scoped_guard(rcu) {
+		p2p = rcu_dereference(provider->p2pdma);
+		if (!p2p)
+			return NULL;
+		/* What earlier munmap()s returned is in the pool for first-fit. */
+		p2p_runs_flush(p2p);
+	}
+	return p2p_alloc(provider, size, 1, false);
+}
+
+/*
+ * Zero what is dirty of the @size bytes at @kaddr, a batch at a time, as
+ * p2p_map_pages() does: each batch is read back before it counts as clean
+ * (p2p_clean()). Returns 0, -EIO if the clearing did not reach the device,
+ * or -EINTR on a fatal signal.
+ */
+static int p2p_dmabuf_clear(void *kaddr, size_t size)
+{
+	struct p2p_region *region = to_p2p_region(virt_to_page(kaddr)->pgmap);
+	unsigned long first = p2p_page_index(region, (unsigned long)kaddr);
+	unsigned long npages = size >> PAGE_SHIFT, done, n;
+	int ret;
+
+	for (done = 0; done < npages; done += n) {
+		n = min(npages - done, P2P_MAP_BATCH);
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		ret = p2p_clean(region, first + done, n);
+		if (ret)
+			return ret;
+		cond_resched();
+	}
+	return 0;
+}
+
 /**
  * pci_p2pmem_export() - export P2P memory of a provider as a dma-buf
  * @provider: a provider that registered memory with
@@ -208,9 +255,10 @@ static bool p2p_dmabuf_provider_open(struct pci_dev *pdev)
  *
  * Allocates @size bytes of @provider's P2P memory, physically contiguous
  * and aligned to PAGE_SIZE (as pci_alloc_p2pmem() does), and returns it as
- * a dma-buf whose exporter name is "pci-p2pdma". Its contents are not
- * cleared: like pci_alloc_p2pmem() memory, it holds what its last user
- * left. The memory goes back to the pool when the dma-buf is released
+ * a dma-buf whose exporter name is "pci-p2pdma". It reads as zero: what
+ * may hold an earlier user's data is cleared, and the clearing read back,
+ * before the buffer is returned (as an mmap() of p2pmem/allocate does).
+ * The memory goes back to the pool when the dma-buf is released
  * (its last reference is dropped, dma_buf_put()), or when @provider's
  * driver unbinds, whichever comes first.
  *
@@ -238,7 +286,8 @@ static bool p2p_dmabuf_provider_open(struct pci_dev *pdev)
  * importer still mapped after that is logged), and gives the memory back
  * to the pool, without waiting for the dma-buf to be released.
  *
- * Context: process context, may sleep. Takes a global mutex that
+ * Context: process context, may sleep (the clearing of a large buffer
+ * takes a while; a fatal signal stops it). Takes a global mutex that
  * serialises exports, revocations and releases.
  *
  * Return: the dma-buf (drop it with dma_buf_put(), or install it in a file
@@ -246,7 +295,9 @@ static bool p2p_dmabuf_provider_open(struct pci_dev *pdev)
  * multiple of PAGE_SIZE or @flags is not 0; ERR_PTR(-ENODEV) if @provider
  * has no P2P memory or its driver is unbinding; ERR_PTR(-ENOMEM) if not
  * enough contiguous P2P memory is free, or memory for the bookkeeping
- * runs out; or the error of dma_buf_export().
+ * runs out; ERR_PTR(-EIO) if the clearing did not reach the device (not
+ * in D0, not decoding memory, or a read-back not zero); ERR_PTR(-EINTR)
+ * on a fatal signal during the clearing; or the error of dma_buf_export().
  */
 struct dma_buf *pci_p2pmem_export(struct pci_dev *provider, size_t size,
 				  int flags)
@@ -265,19 +316,28 @@ struct dma_buf *pci_p2pmem_export(struct pci_dev *provider, size_t size,
 	buf->size = size;
 	atomic_set(&buf->mapped, 0);
 
+	/* Cleared outside the lock: a large buffer takes a while. */
+	ret = -ENODEV;
+	if (!p2p_dmabuf_provider_open(provider))
+		goto out_put;
+	buf->kaddr = p2p_dmabuf_alloc(provider, size);
+	if (!buf->kaddr) {
+		ret = p2p_dmabuf_provider_open(provider) ? -ENOMEM : -ENODEV;
+		goto out_put;
+	}
+	ret = p2p_dmabuf_clear(buf->kaddr, size);
+	if (ret)
+		goto out_free;
+
 	/*
 	 * An unbind sets closing before it takes the lock to revoke: a
-	 * buffer is either refused here or on the list it walks.
+	 * buffer is either refused here or on the list it walks. Until then
+	 * the allocation's pgmap reference holds the unbind off.
 	 */
 	mutex_lock(&p2p_dmabuf_lock);
 	ret = -ENODEV;
 	if (!p2p_dmabuf_provider_open(provider))
 		goto out_unlock;
-	buf->kaddr = pci_alloc_p2pmem(provider, size);
-	if (!buf->kaddr) {
-		ret = p2p_dmabuf_provider_open(provider) ? -ENOMEM : -ENODEV;
-		goto out_unlock;
-	}
 
 	exp_info.exp_name = "pci-p2pdma";
 	exp_info.ops = &p2p_dmabuf_ops;
@@ -287,17 +347,18 @@ struct dma_buf *pci_p2pmem_export(struct pci_dev *provider, size_t size,
 	dmabuf = dma_buf_export(&exp_info);
 	if (IS_ERR(dmabuf)) {
 		ret = PTR_ERR(dmabuf);
-		goto out_free;
+		goto out_unlock;
 	}
 	buf->dmabuf = dmabuf;
 	list_add_tail(&buf->node, &p2p_dmabufs);
 	mutex_unlock(&p2p_dmabuf_lock);
 	return dmabuf;
 
-out_free:
-	pci_free_p2pmem(provider, buf->kaddr, size);
 out_unlock:
 	mutex_unlock(&p2p_dmabuf_lock);
+out_free:
+	pci_free_p2pmem(provider, buf->kaddr, size);
+out_put:
 	pci_dev_put(buf->provider);
 	kfree(buf);
 	return ERR_PTR(ret);
