@@ -24,6 +24,7 @@
 #include <linux/dma-direct.h>
 #include <linux/dma-resv.h>
 #include <linux/file.h>
+#include <linux/iosys-map.h>
 
 #define DB_SIZE		SZ_2M		/* what P registers, at offset 0 */
 #define DB_BUF		(256 * 1024)	/* bytes a case exports */
@@ -46,6 +47,8 @@ struct db_case {
 	/* What the p2p_clean() stand-in was asked to clear, and returns. */
 	unsigned long clean_first, clean_pages;
 	int clean_calls, clean_ret;
+	/* p2p_provider_close() run by a thread, for the cases that wait. */
+	struct completion closed;
 };
 
 static struct db_case *db_cur;	/* the case the stand-in reports to */
@@ -507,6 +510,120 @@ static void db_export_zeroed_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bitmap_weight(region->dirty, npages), npages);
 }
 
+/*
+ * vmap gives the buffer's memory: I/O memory, at the kernel address whose
+ * bus address an importer below the switch was given, and the same
+ * pointer again while it is mapped.
+ */
+static void db_vmap_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct iosys_map map, again;
+	struct sg_table *sgt;
+
+	db_export(test);
+	sgt = db_attach_map(test, db_q);
+	KUNIT_ASSERT_EQ(test, dma_buf_vmap_unlocked(c->dmabuf, &map), 0);
+	KUNIT_EXPECT_TRUE(test, map.is_iomem);
+	KUNIT_EXPECT_EQ(test, pci_p2pmem_virt_to_bus(db_p->pdev,
+						     (void __force *)map.vaddr_iomem),
+			sg_dma_address(sgt->sgl));
+	KUNIT_EXPECT_PTR_EQ(test, (void __force *)map.vaddr_iomem,
+			    sg_virt(sgt->sgl));
+	KUNIT_ASSERT_EQ(test, dma_buf_vmap_unlocked(c->dmabuf, &again), 0);
+	KUNIT_EXPECT_TRUE(test, iosys_map_is_equal(&map, &again));
+	dma_buf_vunmap_unlocked(c->dmabuf, &again);
+	dma_buf_vunmap_unlocked(c->dmabuf, &map);
+}
+
+/*
+ * After the revocation the exporter refuses a vmap with -ENODEV. Asked
+ * directly: the 6.12 dma-buf core warns once on any exporter error.
+ */
+static void db_vmap_revoked_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct iosys_map map;
+	int ret;
+
+	db_export(test);
+	p2p_provider_close(db_p->pdev);
+	iosys_map_clear(&map);
+	dma_resv_lock(c->dmabuf->resv, NULL);
+	ret = c->dmabuf->ops->vmap(c->dmabuf, &map);
+	if (!ret)
+		c->dmabuf->ops->vunmap(c->dmabuf, &map);
+	dma_resv_unlock(c->dmabuf->resv);
+	KUNIT_EXPECT_EQ(test, ret, -ENODEV);
+	KUNIT_EXPECT_TRUE(test, iosys_map_is_null(&map));
+}
+
+static int db_close_fn(void *data)
+{
+	struct db_case *c = data;
+
+	p2p_provider_close(db_p->pdev);
+	/* For every wait of the case, however many timed out before. */
+	complete_all(&c->closed);
+	return 0;
+}
+
+/* Start the unbind's first step on a thread of its own: it may wait. */
+static void db_close_async(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct task_struct *t;
+
+	init_completion(&c->closed);
+	t = kthread_run(db_close_fn, c, "p2pdma-db-close");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+}
+
+/*
+ * A revocation does not give the memory back while a vmap is live: it
+ * waits for dma_buf_vunmap(), then finishes at once.
+ */
+static void db_revoke_waits_for_vunmap_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct iosys_map map;
+
+	db_export(test);
+	KUNIT_ASSERT_EQ(test, dma_buf_vmap_unlocked(c->dmabuf, &map), 0);
+	db_close_async(test);
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&c->closed,
+							  msecs_to_jiffies(500)),
+			0);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - DB_BUF);
+	dma_buf_vunmap_unlocked(c->dmabuf, &map);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&c->closed, 5 * HZ),
+			0);
+	/* Never leave with the thread running. */
+	wait_for_completion(&c->closed);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+}
+
+/*
+ * The wait is bounded: a vmap that is never unmapped holds the unbind up
+ * for the revocation's 10 seconds, not for ever (and is logged).
+ */
+static void db_revoke_bounded_with_vmap_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	unsigned long start = jiffies;
+	struct iosys_map map;
+
+	db_export(test);
+	KUNIT_ASSERT_EQ(test, dma_buf_vmap_unlocked(c->dmabuf, &map), 0);
+	db_close_async(test);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&c->closed, 20 * HZ),
+			0);
+	wait_for_completion(&c->closed);
+	KUNIT_EXPECT_GE(test, jiffies - start, 9 * HZ);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+	dma_buf_vunmap_unlocked(c->dmabuf, &map);
+}
+
 static struct kunit_case p2pdma_dmabuf_cases[] = {
 	KUNIT_CASE(db_export_test),
 	KUNIT_CASE(db_map_bus_address_test),
@@ -518,6 +635,10 @@ static struct kunit_case p2pdma_dmabuf_cases[] = {
 	KUNIT_CASE(db_revoke_test),
 	KUNIT_CASE(db_unbind_does_not_wait_test),
 	KUNIT_CASE(db_export_zeroed_test),
+	KUNIT_CASE(db_vmap_test),
+	KUNIT_CASE(db_vmap_revoked_test),
+	KUNIT_CASE(db_revoke_waits_for_vunmap_test),
+	KUNIT_CASE(db_revoke_bounded_with_vmap_test),
 	{}
 };
 

@@ -23,8 +23,18 @@
  * Every buffer is handed out cleared to zero, by the pool's own clearing of
  * dirty memory (p2p_clean(), as for an mmap() of p2pmem/allocate).
  *
- * No CPU access yet: mmap, vmap and begin/end_cpu_access are not provided
- * (dma-buf then fails mmap() with -EINVAL and vmap with -EINVAL).
+ * CPU access: mmap() of the dma-buf maps the same memory into userspace,
+ * PFN-mapped and uncached like p2pmem/allocate, a page at a time as it
+ * faults, and only while the buffer is not revoked; the revocation zaps
+ * every such mapping and a later access gets SIGBUS. vmap gives kernel
+ * users the memory's kernel address (I/O memory); a revocation waits for
+ * it to be unmapped, as for the importers' mappings.
+ *
+ * Locking: the reservation lock orders a fault against a revocation. A
+ * fault takes it (under mmap_lock, the order dma_resv_lockdep() primes)
+ * and inserts a page only if the buffer is not revoked; the revocation
+ * sets revoked under it and zaps the user mappings after dropping it, so
+ * every page inserted before is zapped, and none is inserted after.
  */
 
 #define pr_fmt(fmt) "pci-p2pdma: " fmt
@@ -33,8 +43,10 @@
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/fcntl.h>
+#include <linux/iosys-map.h>
 #include <linux/jiffies.h>
 #include <linux/list.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -62,6 +74,7 @@ struct p2p_dmabuf {
 	struct list_head node;	/* in p2p_dmabufs while it holds memory */
 	bool revoked;		/* set under the reservation lock */
 	atomic_t mapped;	/* sg_tables given out and not yet unmapped */
+	atomic_t vmapped;	/* live vmaps of the dma-buf core (0 or 1) */
 };
 
 /* Buffers holding memory, and their kaddr: an export, a revoke, a release. */
@@ -167,6 +180,78 @@ static void p2p_dmabuf_unmap(struct dma_buf_attachment *attach,
 		wake_up_all(&p2p_dmabuf_unmapped);
 }
 
+/*
+ * A user mapping's page, inserted when first touched. The reservation lock
+ * orders it against p2p_dmabuf_revoke_one(): see the top of the file.
+ * kaddr is stable here: a mapping holds the file, so no release runs, and
+ * a revocation gives the memory back only after it set revoked.
+ */
+static vm_fault_t p2p_dmabuf_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct p2p_dmabuf *buf = vma->vm_private_data;
+	struct dma_resv *resv = buf->dmabuf->resv;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+
+	dma_resv_lock(resv, NULL);
+	if (!buf->revoked && vmf->pgoff < buf->size >> PAGE_SHIFT)
+		ret = vmf_insert_pfn(vma, vmf->address,
+				     PHYS_PFN(virt_to_phys(buf->kaddr)) +
+				     vmf->pgoff);
+	dma_resv_unlock(resv);
+	return ret;
+}
+
+static const struct vm_operations_struct p2p_dmabuf_vm_ops = {
+	.fault = p2p_dmabuf_fault,
+};
+
+/*
+ * mmap() of the dma-buf (the core checked that the range is inside it).
+ * Shared mappings only: a private one would copy BAR memory into
+ * anonymous pages on a write, which no device sees.
+ */
+static int p2p_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
+{
+	struct p2p_dmabuf *buf = dmabuf->priv;
+
+	if (!(vma->vm_flags & VM_MAYSHARE)) {
+		pr_debug("%s: a P2P dma-buf must be mapped MAP_SHARED\n",
+			 current->comm);
+		return -EINVAL;
+	}
+	/* Only fails early: the fault checks under the lock. */
+	if (READ_ONCE(buf->revoked))
+		return -ENODEV;
+	vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP);
+	/* As p2pmem/allocate and the kernel's mapping of the BAR: uncached. */
+	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	vma->vm_ops = &p2p_dmabuf_vm_ops;
+	vma->vm_private_data = buf;
+	return 0;
+}
+
+/* The core calls this for its first vmap only, under the reservation lock. */
+static int p2p_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
+{
+	struct p2p_dmabuf *buf = dmabuf->priv;
+
+	dma_resv_assert_held(dmabuf->resv);
+	if (buf->revoked)
+		return -ENODEV;
+	atomic_inc(&buf->vmapped);
+	iosys_map_set_vaddr_iomem(map, (void __iomem __force *)buf->kaddr);
+	return 0;
+}
+
+static void p2p_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
+{
+	struct p2p_dmabuf *buf = dmabuf->priv;
+
+	if (atomic_dec_and_test(&buf->vmapped))
+		wake_up_all(&p2p_dmabuf_unmapped);
+}
+
 static void p2p_dmabuf_release(struct dma_buf *dmabuf)
 {
 	struct p2p_dmabuf *buf = dmabuf->priv;
@@ -190,6 +275,9 @@ static const struct dma_buf_ops p2p_dmabuf_ops = {
 	.map_dma_buf = p2p_dmabuf_map,
 	.unmap_dma_buf = p2p_dmabuf_unmap,
 	.release = p2p_dmabuf_release,
+	.mmap = p2p_dmabuf_mmap,
+	.vmap = p2p_dmabuf_vmap,
+	.vunmap = p2p_dmabuf_vunmap,
 };
 
 /* Does @pdev have P2P memory and is its driver not unbinding? */
@@ -275,16 +363,27 @@ static int p2p_dmabuf_clear(void *kaddr, size_t size)
  * bus addresses below a common switch, a normal DMA mapping through the
  * host bridge, an IOVA under an IOMMU); it fails with -ENODEV once the
  * buffer is revoked, and with the DMA API's error otherwise (-EREMOTEIO
- * if the route was refused since the attach). CPU access (mmap, vmap) is
- * not offered.
+ * if the route was refused since the attach).
+ *
+ * CPU access: mmap() of the dma-buf (MAP_SHARED only, else -EINVAL) maps
+ * the memory uncached, PFN-mapped (VM_PFNMAP | VM_IO: no struct page for
+ * GUP, so it cannot be the target of O_DIRECT or be pinned), a page at a
+ * time as it faults; after the revocation every user mapping is zapped,
+ * a later access gets SIGBUS and a new mmap() fails with -ENODEV.
+ * dma_buf_vmap() gives the memory's kernel address as I/O memory
+ * (iosys_map with is_iomem set: use the iosys_map accessors); it fails
+ * with -ENODEV once the buffer is revoked (and the 6.12 dma-buf core
+ * warns once on any exporter error there). DMA_BUF_IOCTL_SYNC has nothing
+ * to do: the CPU maps BAR memory uncached.
  *
  * When @provider's driver unbinds, each of its buffers is revoked: under
  * the buffer's reservation lock it is marked revoked and
  * dma_buf_move_notify() tells every importer to unmap; the unbind then
  * waits for the fences in the buffer's reservation object and for the
- * importers to unmap, up to 10 seconds for all buffers together (an
- * importer still mapped after that is logged), and gives the memory back
- * to the pool, without waiting for the dma-buf to be released.
+ * importers to unmap and for the vmap to be unmapped (dma_buf_vunmap()),
+ * up to 10 seconds for all buffers together (a mapping or vmap still live
+ * after that is logged), zaps the user mappings, and gives the memory
+ * back to the pool, without waiting for the dma-buf to be released.
  *
  * Context: process context, may sleep (the clearing of a large buffer
  * takes a while; a fatal signal stops it). Takes a global mutex that
@@ -315,6 +414,7 @@ struct dma_buf *pci_p2pmem_export(struct pci_dev *provider, size_t size,
 	buf->provider = pci_dev_get(provider);
 	buf->size = size;
 	atomic_set(&buf->mapped, 0);
+	atomic_set(&buf->vmapped, 0);
 
 	/* Cleared outside the lock: a large buffer takes a while. */
 	ret = -ENODEV;
@@ -387,12 +487,24 @@ static void p2p_dmabuf_revoke_one(struct p2p_dmabuf *buf,
 				  p2p_dmabuf_left(deadline)) <= 0)
 		pci_warn(buf->provider, "P2PDMA: dma-buf of %zu bytes revoked with DMA still pending\n",
 			 buf->size);
-	/* Importers that unmap after move_notify returned. */
+	/*
+	 * Userspace: every page inserted before revoked was set goes, and
+	 * the fault inserts no more. After the unlock: the fault takes the
+	 * reservation lock under mmap_lock, the zap takes i_mmap_rwsem.
+	 */
+	unmap_mapping_range(buf->dmabuf->file->f_mapping, 0, 0, 1);
+
+	/* Importers that unmap after move_notify returned, and vmap users. */
 	if (!wait_event_timeout(p2p_dmabuf_unmapped,
 				!atomic_read(&buf->mapped),
 				p2p_dmabuf_left(deadline)))
 		pci_warn(buf->provider, "P2PDMA: dma-buf of %zu bytes revoked with %d mappings left: an importer ignored move_notify\n",
 			 buf->size, atomic_read(&buf->mapped));
+	if (!wait_event_timeout(p2p_dmabuf_unmapped,
+				!atomic_read(&buf->vmapped),
+				p2p_dmabuf_left(deadline)))
+		pci_warn(buf->provider, "P2PDMA: dma-buf of %zu bytes revoked with a vmap left\n",
+			 buf->size);
 }
 
 /*
