@@ -25,6 +25,7 @@
 #include <linux/dma-resv.h>
 #include <linux/file.h>
 #include <linux/iosys-map.h>
+#include <linux/p2pmem.h>
 
 #define DB_SIZE		SZ_2M		/* what P registers, at offset 0 */
 #define DB_BUF		(256 * 1024)	/* bytes a case exports */
@@ -624,6 +625,68 @@ static void db_revoke_bounded_with_vmap_test(struct kunit *test)
 	dma_buf_vunmap_unlocked(c->dmabuf, &map);
 }
 
+/*
+ * What P2PMEM_IOC_EXPORT does once its argument is copied in: every
+ * refusal with its errno, and the export itself once P is published.
+ */
+static void db_export_req_test(struct kunit *test)
+{
+	struct pci_dev *p = db_p->pdev;
+	struct p2pmem_export req = {
+		.domain = pci_domain_nr(p->bus),
+		.bus = p->bus->number,
+		.devfn = p->devfn,
+		.size = DB_BUF,
+	};
+	struct p2pmem_export bad;
+	struct dma_buf *dmabuf;
+
+	/* Registered but not published: not for use outside its driver. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(p2pmem_export_req(&req)), -EACCES);
+	pci_p2pmem_publish(p, true);
+
+	bad = req;
+	bad.flags = 1;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(p2pmem_export_req(&bad)), -EINVAL);
+	bad = req;
+	bad.reserved = 1;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(p2pmem_export_req(&bad)), -EINVAL);
+	bad = req;
+	bad.size = 0;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(p2pmem_export_req(&bad)), -EINVAL);
+	bad.size = PAGE_SIZE + 1;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(p2pmem_export_req(&bad)), -EINVAL);
+	bad.size = DB_SIZE + PAGE_SIZE;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(p2pmem_export_req(&bad)), -ENOMEM);
+	/* No such function (P is function 0 of its slot). */
+	bad = req;
+	bad.devfn = p->devfn | 7;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(p2pmem_export_req(&bad)), -ENODEV);
+	bad = req;
+	bad.bus = 0x100 | p->bus->number;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(p2pmem_export_req(&bad)), -ENODEV);
+	bad = req;
+	bad.domain = U32_MAX;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(p2pmem_export_req(&bad)), -ENODEV);
+	/* Q has no P2P memory. */
+	bad = req;
+	bad.bus = db_q->pdev->bus->number;
+	bad.devfn = db_q->pdev->devfn;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(p2pmem_export_req(&bad)), -ENODEV);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+
+	dmabuf = p2pmem_export_req(&req);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dmabuf);
+	KUNIT_EXPECT_STREQ(test, dmabuf->exp_name, "pci-p2pdma");
+	KUNIT_EXPECT_EQ(test, dmabuf->size, DB_BUF);
+	KUNIT_EXPECT_EQ(test, dmabuf->file->f_flags & O_ACCMODE, O_RDWR);
+	db_put(dmabuf);
+
+	/* Unbinding: -ENODEV, not -EACCES, though no longer published. */
+	p2p_provider_close(p);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(p2pmem_export_req(&req)), -ENODEV);
+}
+
 static struct kunit_case p2pdma_dmabuf_cases[] = {
 	KUNIT_CASE(db_export_test),
 	KUNIT_CASE(db_map_bus_address_test),
@@ -639,6 +702,7 @@ static struct kunit_case p2pdma_dmabuf_cases[] = {
 	KUNIT_CASE(db_vmap_revoked_test),
 	KUNIT_CASE(db_revoke_waits_for_vunmap_test),
 	KUNIT_CASE(db_revoke_bounded_with_vmap_test),
+	KUNIT_CASE(db_export_req_test),
 	{}
 };
 

@@ -49,6 +49,7 @@ rm -rf "$stages"
 mkdir -p "$stages"
 gitb show base:drivers/pci/Kconfig >"$stages/Kconfig.pristine"
 gitb show base:drivers/pci/Makefile >"$stages/Makefile.pristine"
+gitb show base:Documentation/userspace-api/ioctl/ioctl-number.rst >"$stages/ioctl-number.rst.pristine"
 python3 "$top/scripts/patch-stages.py" "$top" "$stages" "$stages"
 
 # Subject and body of each patch, by stage name.
@@ -182,6 +183,18 @@ message() {
 		pin: when the provider unbinds, each buffer is revoked with
 		dma_buf_move_notify(), later maps fail with -ENODEV, and the memory
 		returns to the pool without waiting for the dma-buf's release.
+
+		Every buffer is cleared when it is handed out. The CPU maps it
+		with mmap() (uncached, PFN-mapped, SIGBUS once revoked) or
+		vmap(), which a revocation waits for like a DMA mapping.
+
+		Userspace gets one from the misc device /dev/p2pmem (mode 0600)
+		with the P2PMEM_IOC_EXPORT ioctl of include/uapi/linux/p2pmem.h,
+		which names the provider by PCI address and accepts only one that
+		published its memory (-EACCES otherwise); RDMA applications then
+		register it with ibv_reg_dmabuf_mr(). The ABI is in
+		Documentation/ABI/testing/dev-p2pmem; ioctl number 0xB9 is
+		claimed in ioctl-number.rst.
 		EOF
 		;;
 	kunit) cat <<-'EOF'

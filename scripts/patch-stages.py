@@ -4,15 +4,17 @@
 # Write the files of each patch of the series for scripts/make-patch.sh.
 # The series falls out of the files: each patch adds whole files of the
 # project, one role at a time, in dependency order (STAGES below). Only
-# three files of the tree are edited, structurally: drivers/pci/Makefile
+# four files of the tree are edited, structurally: drivers/pci/Makefile
 # (build our directory, then the tests and p2pmem-bar), drivers/pci/Kconfig
-# (source ours in place of the PCI_P2PDMA entry) and our Kconfig, which
-# grows by whole "config" blocks. A project file that no stage names stops
+# (source ours in place of the PCI_P2PDMA entry), our Kconfig, which
+# grows by whole "config" blocks, and the ioctl number table (one line for
+# /dev/p2pmem's ioctl). A project file that no stage names stops
 # the series, so a new file cannot be left out silently.
 #
 # Usage: patch-stages.py TOP PRISTINE_DIR OUTDIR
 # PRISTINE_DIR holds the tree's drivers/pci/{Kconfig,Makefile} as
-# Kconfig.pristine and Makefile.pristine.
+# Kconfig.pristine and Makefile.pristine, and its ioctl number table as
+# ioctl-number.rst.pristine.
 # Writes OUTDIR/<n>/<path in the kernel tree> for every file a stage adds
 # or changes, OUTDIR/<n>/.name with the stage name, and OUTDIR/<n>/.remove
 # with the paths a stage deletes.
@@ -24,6 +26,12 @@ import sys
 
 top, pristine, outdir = sys.argv[1:4]
 CORE = 'drivers/pci/p2pdma'
+UAPI = 'include/uapi/linux/p2pmem.h'
+# The ioctl number table gets the line of /dev/p2pmem's ioctl with its
+# header, after the last line of the number before it.
+IOCTL_RST = 'Documentation/userspace-api/ioctl/ioctl-number.rst'
+IOCTL_LINE = ('0xB9  00     uapi/linux/p2pmem.h                                       '
+              'PCI P2PDMA dma-buf export (/dev/p2pmem)\n')
 
 # name, project files (tree path = project path, except kunit/ ->
 # drivers/pci/p2pdma-kunit/), Kconfig symbols, Makefile lines, removals.
@@ -37,7 +45,9 @@ STAGES = [
     ('debugfs', [f'{CORE}/debugfs.c'], [], [], []),
     ('build', [f'{CORE}/Makefile', 'include/linux/pci-p2pdma.h'],
      ['PCI_P2PDMA'], ['switch'], ['drivers/pci/p2pdma.c']),
-    ('dmabuf', [f'{CORE}/dmabuf.c'], ['PCI_P2PDMA_DMABUF'], [], []),
+    ('dmabuf', [f'{CORE}/dmabuf.c', f'{CORE}/chardev.c', UAPI,
+                'Documentation/ABI/testing/dev-p2pmem'],
+     ['PCI_P2PDMA_DMABUF'], [], []),
     ('kunit', [f'{CORE}/kunit.c'] +
      [f for f in sorted(glob.glob('kunit/*', root_dir=top) +
                         glob.glob('kunit/.kunitconfig', root_dir=top))
@@ -123,5 +133,12 @@ for n, (name, files, syms, mk_lines, removed) in enumerate(STAGES, 1):
             makefile += line + '\n'
     if mk_lines:
         put('drivers/pci/Makefile', makefile)
+    if UAPI in files:
+        lines = read(os.path.join(pristine, 'ioctl-number.rst.pristine')).splitlines(keepends=True)
+        at = max((i for i, l in enumerate(lines) if l.startswith('0xB8 ')), default=None)
+        if at is None or any(l.startswith('0xB9 ') for l in lines):
+            sys.exit(f'patch-stages: {IOCTL_RST}: no 0xB8 line, or 0xB9 taken')
+        lines.insert(at + 1, IOCTL_LINE)
+        put(IOCTL_RST, ''.join(lines))
     put('.name', name + '\n')
     put('.remove', ''.join(r + '\n' for r in removed))

@@ -101,6 +101,10 @@ if ! grep -q 'p2pmem-bar\.o' "$mk"; then
 	mv "$mk.new" "$mk"
 fi
 
+# The uAPI header of /dev/p2pmem (PCI_P2PDMA_DMABUF), a file the tree does
+# not have; with --pristine nothing includes it.
+ln -sfn "$top/include/uapi/linux/p2pmem.h" "$tree/include/uapi/linux/p2pmem.h"
+
 # Replace the tree's PCI_P2PDMA Kconfig entry by a 'source' of ours
 # (drivers/pci/p2pdma/Kconfig; a tree prepared earlier sourced another name).
 kc=$tree/drivers/pci/Kconfig

@@ -16,6 +16,7 @@
  *  configfs.c     the helpers for nvmet's configfs "p2pmem" attribute
  *  debugfs.c      /sys/kernel/debug/p2pdma/routes
  *  dmabuf.c       P2P memory exported as a dma-buf, and its revocation
+ *  chardev.c      /dev/p2pmem: the uAPI that exports it to userspace
  * Nothing here is exported; include/linux/pci-p2pdma.h is the public API.
  */
 #ifndef _DRIVERS_PCI_P2PDMA_P2PDMA_H
@@ -273,6 +274,8 @@ size_t p2p_pool_avail(struct pci_p2pdma *p2p);
 int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 		  unsigned long npages, unsigned long *done);
 void p2p_mmap_check_fn(struct callback_head *work);
+struct p2pmem_export;
+struct dma_buf *p2pmem_export_req(const struct p2pmem_export *req);
 int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
 			 struct bin_attribute *attr,
 			 struct vm_area_struct *vma);
