@@ -72,6 +72,11 @@ while scn=$(printenv "P2P_SCN_$i"); do
 	else
 		suite "$name/p2pdma_test" "$sel/p2pdma_test" "${route_cases[@]}"
 	fi
+	# /dev/p2pmem on the scenario's provider (an NVMe CMB, which cannot
+	# withdraw its memory: the EACCES case needs p2pmem-bar, below).
+	if [ "$i" = 1 ] && wanted p2pmem_export; then
+		suite "$name/p2pmem_export" "$sel/p2pmem_export" -T unpublished_is_eacces
+	fi
 	# Puts the scenario's provider into D3hot and back: last of its suites.
 	if [ "$i" = 1 ] && wanted p2pmem_power; then
 		suite "$name/p2pmem_power" "$sel/p2pmem_power.sh"
@@ -107,6 +112,9 @@ if [ -n "${P2P_IVSHMEM:-}" ] && [ -n "${P2P_IVSHMEM_SCN:-}" ]; then
 		(. "$top/guest/lib.sh" && bind_p2pmem_bar "$ivbdf")
 	suite "$name/p2pdma_test_ivshmem" env P2P_MEM_BDF="$ivbdf" P2P_UNBIND_CYCLES=3 \
 		P2P_RACE_CYCLES=3 "$sel/p2pdma_test" "${ivshmem_cases[@]}"
+	if wanted p2pmem_export; then
+		suite "$name/p2pmem_export" env P2P_MEM_BDF="$ivbdf" "$sel/p2pmem_export"
+	fi
 fi
 # A bus-address route under a translating IOMMU (P2P_IOMMU_BUS: name,
 # provider, client, distance): iommu_bus_address.sh, which makes the

@@ -1,0 +1,732 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/p2pmem: P2P memory exported to userspace as a dma-buf
+ * (P2PMEM_IOC_EXPORT, include/uapi/linux/p2pmem.h). Every errno of the
+ * ioctl, the dma-buf's mmap() (zeroed memory, the same bytes, the flags
+ * of a PFN mapping), what the dma-buf core shows and does with it
+ * (fdinfo, DMA_BUF_IOCTL_SYNC, DMA_BUF_SET_NAME, passing it to another
+ * process), and the revocation when the provider unbinds (SIGBUS, then
+ * -ENODEV until it is bound again).
+ *
+ * The provider comes from the environment, as for p2pdma_test:
+ *   P2P_MEM      serial of the NVMe whose CMB is the P2P memory, or
+ *   P2P_MEM_BDF  the PCI address of another provider (p2pmem-bar bound to
+ *                an ivshmem device); only such a provider can withdraw
+ *                its memory (p2pmem_bar/publish), which the
+ *                unpublished_is_eacces case needs
+ * Without a provider the cases SKIP (tests/run-all.sh counts that as a
+ * failure). Every bind and unbind is bounded (BIND_TIMEOUT_S).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/dma-buf.h>
+/* The tree's own, whether or not its uAPI headers were installed. */
+#include "../../../../include/uapi/linux/p2pmem.h"
+
+#include "../kselftest_harness.h"
+
+#define MIB		(1024UL * 1024)
+#define PAGE		4096UL
+#define DEV		"/dev/p2pmem"
+#define P2PMEM		"/sys/bus/pci/devices/%s/p2pmem/"
+#define BIND_TIMEOUT_S	60
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return 0;
+}
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+static long long read_ull(const char *fmt, const char *bdf)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path), fmt, bdf);
+	if (read_file(path, buf, sizeof(buf)))
+		return -1;
+	return strtoll(buf, NULL, 0);
+}
+
+#define available(bdf)	read_ull(P2PMEM "available", bdf)
+
+/* The PCI address of the NVMe controller with serial @serial. */
+static int find_nvme_bdf(const char *serial, char *bdf, size_t len)
+{
+	char path[PATH_MAX], buf[PATH_MAX];
+	struct dirent *ctl;
+	int found = -1;
+	DIR *d;
+
+	if (!serial)
+		return -1;
+	d = opendir("/sys/class/nvme");
+	if (!d)
+		return -1;
+	while (found && (ctl = readdir(d))) {
+		if (ctl->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/nvme/%s/serial", ctl->d_name);
+		if (read_file(path, buf, sizeof(buf)) || strcmp(buf, serial))
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/nvme/%s/device", ctl->d_name);
+		if (!realpath(path, buf))
+			continue;
+		snprintf(bdf, len, "%s", strrchr(buf, '/') + 1);
+		found = 0;
+	}
+	closedir(d);
+	return found;
+}
+
+/* Wait up to 20 s for the provider's p2pmem directory to (re)appear. */
+static int wait_p2pmem(const char *bdf)
+{
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		if (available(bdf) >= 0)
+			return 0;
+		usleep(100000);
+	}
+	return -1;
+}
+
+static char provider_drv[64];
+
+/*
+ * Bind or unbind the provider's driver, in a child waited for at most
+ * BIND_TIMEOUT_S seconds: a stuck unbind fails the case that did it.
+ */
+static int set_bound(const char *bdf, bool bind)
+{
+	char path[256];
+	int status, i;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/%s", provider_drv,
+		 bind ? "bind" : "unbind");
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(write_file(path, bdf) ? 1 : 0);
+	for (i = 0; i < BIND_TIMEOUT_S * 10; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+		usleep(100000);
+	}
+	fprintf(stderr, "# %s of %s still blocked after %d s\n",
+		bind ? "bind" : "unbind", bdf, BIND_TIMEOUT_S);
+	return -ETIMEDOUT;
+}
+
+/* The byte at offset @i of pattern @seed. */
+static unsigned char pat(size_t i, unsigned int seed)
+{
+	return (unsigned char)((i * 131 + seed) ^ (i >> 9));
+}
+
+static void fill(unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pat(i, seed);
+}
+
+/* Offset of the first byte of @p that is not pattern @seed, or -1. */
+static long mismatch(const unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pat(i, seed))
+			return i;
+	return -1;
+}
+
+/* Offset of the first non-zero byte of @p (@len a multiple of 8), or -1. */
+static long first_nonzero(const unsigned char *p, size_t len)
+{
+	const uint64_t *q = (const uint64_t *)p;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		if (q[i])
+			return i * 8 + __builtin_ctzll(q[i]) / 8;
+	return -1;
+}
+
+static sigjmp_buf fault_jmp;
+static int fault_armed;	/* with __atomic: the handler reads it */
+
+/* A fault outside touch() gets the default action when it is retried. */
+static void on_fault(int sig)
+{
+	if (!__atomic_load_n(&fault_armed, __ATOMIC_SEQ_CST)) {
+		signal(sig, SIG_DFL);
+		return;
+	}
+	__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
+	siglongjmp(fault_jmp, sig);
+}
+
+/* Touch @p; return the signal it raised, or 0. */
+static int touch(unsigned char *p, bool write)
+{
+	struct sigaction sa = { .sa_handler = on_fault };
+	int sig;
+
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGSEGV, &sa, NULL);
+	sig = sigsetjmp(fault_jmp, 1);
+	if (!sig) {
+		__atomic_store_n(&fault_armed, 1, __ATOMIC_SEQ_CST);
+		if (write)
+			__atomic_store_n(p, 0x5a, __ATOMIC_RELAXED);
+		else
+			(void)__atomic_load_n(p, __ATOMIC_RELAXED);
+		__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
+	}
+	return sig;
+}
+
+FIXTURE(p2pexp) {
+	char bdf[64];
+	struct p2pmem_export req;	/* the provider, 1 MiB */
+	long long size;
+	int dev;
+};
+
+FIXTURE_SETUP(p2pexp)
+{
+	const char *bdf = getenv("P2P_MEM_BDF");
+	char path[PATH_MAX], buf[PATH_MAX];
+	unsigned int dom, bus, dev, fn;
+
+	self->dev = -1;
+	if (bdf && *bdf)
+		snprintf(self->bdf, sizeof(self->bdf), "%s", bdf);
+	else if (find_nvme_bdf(getenv("P2P_MEM"), self->bdf, sizeof(self->bdf)))
+		SKIP(return, "no NVMe with serial P2P_MEM=%s", getenv("P2P_MEM") ?: "(unset)");
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", self->bdf);
+	if (!realpath(path, buf))
+		SKIP(return, "%s is bound to no driver", self->bdf);
+	snprintf(provider_drv, sizeof(provider_drv), "%s", strrchr(buf, '/') + 1);
+	self->size = read_ull(P2PMEM "size", self->bdf);
+	if (self->size <= 0)
+		SKIP(return, "%s has no P2P memory", self->bdf);
+	ASSERT_EQ(1, read_ull(P2PMEM "published", self->bdf));
+	if (sscanf(self->bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
+		ASSERT_TRUE(false) TH_LOG("not a PCI address: %s", self->bdf);
+	memset(&self->req, 0, sizeof(self->req));
+	self->req.domain = dom;
+	self->req.bus = bus;
+	self->req.devfn = dev << 3 | fn;
+	self->req.size = MIB;
+	self->req.fd = -1;
+	self->dev = open(DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->dev) TH_LOG("open %s: %s", DEV, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(p2pexp)
+{
+	if (self->dev >= 0)
+		close(self->dev);
+}
+
+/* P2PMEM_IOC_EXPORT of @req; the dma-buf's fd, or -errno. */
+static int export(int dev, const struct p2pmem_export *req)
+{
+	struct p2pmem_export r = *req;
+
+	r.fd = -1;
+	if (ioctl(dev, P2PMEM_IOC_EXPORT, &r))
+		return -errno;
+	return r.fd;
+}
+
+static int export_size(FIXTURE_DATA(p2pexp) * self, unsigned long long size)
+{
+	struct p2pmem_export r = self->req;
+
+	r.size = size;
+	return export(self->dev, &r);
+}
+
+static unsigned char *map_buf(int fd, size_t len)
+{
+	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+}
+
+/* The value of @key in /proc/self/fdinfo/@fd, or "" if absent. */
+static void fdinfo_get(int fd, const char *key, char *val, size_t len)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	FILE *f;
+
+	val[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(val, len, "%s", line + klen + 1);
+		break;
+	}
+	fclose(f);
+}
+
+/* The VmFlags line of the mapping at @p in /proc/self/smaps. */
+static void vm_flags(const void *p, char *val, size_t len)
+{
+	unsigned long lo, hi, at = (unsigned long)p;
+	char line[512], perm[8];
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	val[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perm) == 3) {
+			in = at >= lo && at < hi;
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(val, len, "%s ", line + 8);
+			val[strcspn(val, "\n")] = ' ';
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* Does the VmFlags line @flags hold the two-letter flag @f? */
+static bool has_flag(const char *flags, const char *f)
+{
+	char word[5];
+
+	snprintf(word, sizeof(word), " %.2s ", f);
+	return strstr(flags, word);
+}
+
+TEST_F(p2pexp, dev_node_is_0600_root)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat(DEV, &st));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	EXPECT_EQ(0600, st.st_mode & 07777);
+	EXPECT_EQ(0, st.st_uid);
+	EXPECT_EQ(0, st.st_gid);
+}
+
+TEST_F(p2pexp, unknown_ioctl_is_enotty)
+{
+	char arg[64] = { 0 };
+
+	EXPECT_EQ(-1, ioctl(self->dev, _IOWR(P2PMEM_IOC_MAGIC, 1, struct p2pmem_export), arg));
+	EXPECT_EQ(ENOTTY, errno);
+	/* The right number with another size is another command. */
+	EXPECT_EQ(-1, ioctl(self->dev, _IOWR(P2PMEM_IOC_MAGIC, 0, char[16]), arg));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(self->dev, DMA_BUF_IOCTL_SYNC, arg));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+TEST_F(p2pexp, bad_arguments_are_einval)
+{
+	struct p2pmem_export r = self->req;
+	long long avail = available(self->bdf);
+
+	r.flags = 1;
+	EXPECT_EQ(-EINVAL, export(self->dev, &r));
+	r = self->req;
+	r.reserved = 1;
+	EXPECT_EQ(-EINVAL, export(self->dev, &r));
+	EXPECT_EQ(-EINVAL, export_size(self, 0));
+	EXPECT_EQ(-EINVAL, export_size(self, PAGE + 1));
+	EXPECT_EQ(-EINVAL, export_size(self, MIB - 512));
+	EXPECT_EQ(avail, available(self->bdf));
+}
+
+TEST_F(p2pexp, no_such_provider_is_enodev)
+{
+	struct p2pmem_export r = self->req;
+
+	/* Function 7 of a slot of the provider's bus that has none. */
+	r.devfn = 31 << 3 | 7;
+	EXPECT_EQ(-ENODEV, export(self->dev, &r));
+	r = self->req;
+	r.bus = 0x100 | self->req.bus;
+	EXPECT_EQ(-ENODEV, export(self->dev, &r));
+	r = self->req;
+	r.domain = 0xffffffff;
+	EXPECT_EQ(-ENODEV, export(self->dev, &r));
+	/* The host bridge exists and has no P2P memory. */
+	r.domain = 0;
+	r.bus = 0;
+	r.devfn = 0;
+	EXPECT_EQ(-ENODEV, export(self->dev, &r));
+}
+
+TEST_F(p2pexp, more_than_the_pool_is_enomem)
+{
+	long long avail = available(self->bdf);
+
+	EXPECT_EQ(-ENOMEM, export_size(self, (self->size + 2 * MIB) & ~(PAGE - 1)));
+	EXPECT_EQ(avail, available(self->bdf));
+}
+
+/* Bad pointers: nothing exported, no descriptor left behind. */
+TEST_F(p2pexp, bad_pointer_is_efault)
+{
+	long long avail = available(self->bdf);
+	struct p2pmem_export *ro;
+	int lowest, probe;
+
+	EXPECT_EQ(-1, ioctl(self->dev, P2PMEM_IOC_EXPORT, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	/* Readable, not writable: the fd cannot be written back. */
+	ro = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	*ro = self->req;
+	ASSERT_EQ(0, mprotect(ro, PAGE, PROT_READ));
+	lowest = dup(0);
+	ASSERT_LE(0, lowest);
+	close(lowest);
+	EXPECT_EQ(-1, ioctl(self->dev, P2PMEM_IOC_EXPORT, ro));
+	EXPECT_EQ(EFAULT, errno);
+	/* The lowest free descriptor is still free: none was installed. */
+	probe = dup(0);
+	EXPECT_EQ(lowest, probe);
+	close(probe);
+	EXPECT_EQ(avail, available(self->bdf));
+	munmap(ro, PAGE);
+}
+
+/* Only a provider that can withdraw its memory (p2pmem-bar). */
+TEST_F(p2pexp, unpublished_is_eacces)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/p2pmem_bar/publish", self->bdf);
+	ASSERT_EQ(0, write_file(path, "0")) TH_LOG("%s: %s", path, strerror(errno));
+	EXPECT_EQ(0, read_ull(P2PMEM "published", self->bdf));
+	EXPECT_EQ(-EACCES, export(self->dev, &self->req));
+	ASSERT_EQ(0, write_file(path, "1"));
+	fd = export(self->dev, &self->req);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+TEST_F(p2pexp, export_gives_cloexec_rdwr_dmabuf)
+{
+	long long avail = available(self->bdf);
+	char val[128];
+	int fd = export(self->dev, &self->req);
+
+	ASSERT_LE(0, fd) TH_LOG("export: %s", strerror(-fd));
+	EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(O_RDWR, fcntl(fd, F_GETFL) & O_ACCMODE);
+	EXPECT_EQ(avail - (long long)MIB, available(self->bdf));
+	fdinfo_get(fd, "exp_name", val, sizeof(val));
+	EXPECT_STREQ("\tpci-p2pdma", val);
+	fdinfo_get(fd, "size", val, sizeof(val));
+	EXPECT_STREQ("\t1048576", val);
+	close(fd);
+	EXPECT_EQ(avail, available(self->bdf));
+}
+
+/*
+ * The mapping is a PFN mapping (pf io dd de, shared), reads zero, and
+ * what the CPU writes reads back, also through a second mapping.
+ */
+TEST_F(p2pexp, mmap_reads_zero_and_writes_read_back)
+{
+	unsigned char *p, *q;
+	char flags[512];
+	int fd = export(self->dev, &self->req);
+
+	ASSERT_LE(0, fd);
+	p = map_buf(fd, MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, first_nonzero(p, MIB));
+	vm_flags(p, flags, sizeof(flags));
+	EXPECT_TRUE(has_flag(flags, "pf")) TH_LOG("VmFlags:%s", flags);
+	EXPECT_TRUE(has_flag(flags, "io")) TH_LOG("VmFlags:%s", flags);
+	EXPECT_TRUE(has_flag(flags, "dd")) TH_LOG("VmFlags:%s", flags);
+	EXPECT_TRUE(has_flag(flags, "de")) TH_LOG("VmFlags:%s", flags);
+	EXPECT_TRUE(has_flag(flags, "sh")) TH_LOG("VmFlags:%s", flags);
+	fill(p, MIB, 3);
+	EXPECT_EQ(-1, mismatch(p, MIB, 3));
+	q = map_buf(fd, MIB);
+	ASSERT_NE(MAP_FAILED, q);
+	EXPECT_EQ(-1, mismatch(q, MIB, 3));
+	munmap(q, MIB);
+	munmap(p, MIB);
+	close(fd);
+}
+
+TEST_F(p2pexp, map_private_and_past_the_end_are_einval)
+{
+	int fd = export(self->dev, &self->req);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 2 * MIB, PROT_READ, MAP_SHARED, fd, 0));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+/*
+ * Memory another buffer left dirty reads zero in the next one: with the
+ * rest of the pool held by other exports, the only free memory is the
+ * written buffer's, so the next export must get it, cleared.
+ */
+TEST_F_TIMEOUT(p2pexp, export_of_used_memory_reads_zero, 180)
+{
+	long long start = available(self->bdf), avail;
+	int held[256], nheld = 0, fd, i;
+	unsigned long long chunk;
+	unsigned char *p;
+
+	fd = export_size(self, 2 * MIB);
+	ASSERT_LE(0, fd);
+	p = map_buf(fd, 2 * MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	fill(p, 2 * MIB, 9);
+	ASSERT_EQ(-1, mismatch(p, 2 * MIB, 9));
+	munmap(p, 2 * MIB);
+	/* Take everything else, largest pieces first. */
+	chunk = 1ULL << 62;
+	while ((avail = available(self->bdf)) > 0 && nheld < 256) {
+		while (chunk > (unsigned long long)avail)
+			chunk >>= 1;
+		if (chunk < PAGE)
+			break;
+		i = export_size(self, chunk);
+		if (i == -ENOMEM) {
+			chunk >>= 1;
+			continue;
+		}
+		ASSERT_LE(0, i) TH_LOG("export of %llu: %s", chunk, strerror(-i));
+		held[nheld++] = i;
+	}
+	ASSERT_EQ(0, available(self->bdf));
+	EXPECT_EQ(-ENOMEM, export_size(self, PAGE));
+	close(fd);
+	ASSERT_EQ((long long)(2 * MIB), available(self->bdf));
+	fd = export_size(self, 2 * MIB);
+	ASSERT_LE(0, fd);
+	p = map_buf(fd, 2 * MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, first_nonzero(p, 2 * MIB));
+	munmap(p, 2 * MIB);
+	close(fd);
+	for (i = 0; i < nheld; i++)
+		close(held[i]);
+	EXPECT_EQ(start, available(self->bdf));
+}
+
+TEST_F(p2pexp, sync_start_end_return_zero)
+{
+	struct dma_buf_sync s = { .flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW };
+	int fd = export(self->dev, &self->req);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, ioctl(fd, DMA_BUF_IOCTL_SYNC, &s));
+	s.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW;
+	EXPECT_EQ(0, ioctl(fd, DMA_BUF_IOCTL_SYNC, &s));
+	s.flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ;
+	EXPECT_EQ(0, ioctl(fd, DMA_BUF_IOCTL_SYNC, &s));
+	s.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ;
+	EXPECT_EQ(0, ioctl(fd, DMA_BUF_IOCTL_SYNC, &s));
+	close(fd);
+}
+
+TEST_F(p2pexp, set_name_shows_in_fdinfo)
+{
+	char val[128];
+	int fd = export(self->dev, &self->req);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, ioctl(fd, DMA_BUF_SET_NAME, "p2p-selftest"));
+	fdinfo_get(fd, "name", val, sizeof(val));
+	EXPECT_STREQ("\tp2p-selftest", val);
+	fdinfo_get(fd, "exp_name", val, sizeof(val));
+	EXPECT_STREQ("\tpci-p2pdma", val);
+	close(fd);
+}
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, b = 'f';
+	struct iovec iov = { .iov_base = &b, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, b;
+	struct iovec iov = { .iov_base = &b, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/*
+ * The fd passed over SCM_RIGHTS to a process that did not inherit it (it
+ * was exported after the fork, and is O_CLOEXEC anyway): the receiver
+ * maps the same bytes and its writes show in the sender's mapping.
+ */
+TEST_F(p2pexp, fd_passed_to_another_process_maps_same_bytes)
+{
+	int sv[2], fd, status;
+	unsigned char *p, ok;
+	pid_t pid;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		unsigned char *c;
+		int rfd;
+
+		close(sv[0]);
+		rfd = recv_fd(sv[1]);
+		if (rfd < 0)
+			_exit(10);
+		c = map_buf(rfd, MIB);
+		if (c == MAP_FAILED)
+			_exit(11);
+		if (mismatch(c, MIB, 21) != -1)
+			_exit(12);
+		fill(c + MIB / 2, MIB / 2, 22);
+		munmap(c, MIB);
+		close(rfd);
+		ok = 1;
+		_exit(write(sv[1], &ok, 1) == 1 ? 0 : 13);
+	}
+	close(sv[1]);
+	fd = export(self->dev, &self->req);
+	ASSERT_LE(0, fd);
+	p = map_buf(fd, MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	fill(p, MIB, 21);
+	ASSERT_EQ(0, send_fd(sv[0], fd));
+	EXPECT_EQ(1, read(sv[0], &ok, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(-1, mismatch(p, MIB / 2, 21));
+	EXPECT_EQ(-1, mismatch(p + MIB / 2, MIB / 2, 22));
+	munmap(p, MIB);
+	close(fd);
+	close(sv[0]);
+}
+
+/*
+ * Unbind the provider while the buffer is mapped and its fd open: the
+ * unbind finishes, every access gets SIGBUS, munmap() and close() still
+ * work, a new mmap() and a new export fail with ENODEV; after the rebind
+ * an export works again.
+ */
+TEST_F_TIMEOUT(p2pexp, unbind_revokes_mapping_with_sigbus, 120)
+{
+	unsigned char *p;
+	int fd = export(self->dev, &self->req);
+
+	ASSERT_LE(0, fd);
+	p = map_buf(fd, MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	fill(p, MIB, 5);
+	ASSERT_EQ(0, touch(p + MIB - 1, false));
+	ASSERT_EQ(0, set_bound(self->bdf, false));
+	EXPECT_EQ(-1, available(self->bdf));
+	EXPECT_EQ(SIGBUS, touch(p, false));
+	EXPECT_EQ(SIGBUS, touch(p + MIB - 1, true));
+	EXPECT_EQ(SIGBUS, touch(p + MIB / 2, false));
+	EXPECT_EQ(MAP_FAILED, map_buf(fd, MIB));
+	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(-ENODEV, export(self->dev, &self->req));
+	EXPECT_EQ(0, munmap(p, MIB));
+	EXPECT_EQ(0, close(fd));
+
+	ASSERT_EQ(0, set_bound(self->bdf, true));
+	ASSERT_EQ(0, wait_p2pmem(self->bdf));
+	EXPECT_EQ(self->size, read_ull(P2PMEM "size", self->bdf));
+	EXPECT_EQ(1, read_ull(P2PMEM "published", self->bdf));
+	fd = export(self->dev, &self->req);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+TEST_HARNESS_MAIN
