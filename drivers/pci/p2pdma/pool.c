@@ -113,7 +113,8 @@ VISIBLE_IF_KUNIT bool p2p_provider_decodes(struct pci_dev *pdev)
 	if (pci_read_config_word(pdev, pdev->pm_cap + PCI_PM_CTRL, &pmcsr) ||
 	    PCI_POSSIBLE_ERROR(pmcsr))
 		return false;
-	return (pmcsr & PCI_PM_CTRL_STATE_MASK) == PCI_D0;
+	/* PowerState 0 is D0 (pci_power_t is a sparse-restricted type). */
+	return !(pmcsr & PCI_PM_CTRL_STATE_MASK);
 }
 
 /*
