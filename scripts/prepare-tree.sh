@@ -105,6 +105,20 @@ fi
 # not have; with --pristine nothing includes it.
 ln -sfn "$top/include/uapi/linux/p2pmem.h" "$tree/include/uapi/linux/p2pmem.h"
 
+# The dma-buf test importer of the test kernels (tests/importer/,
+# CONFIG_PCI_P2PDMA_TEST_IMPORTER, config/debug.config), linked in as
+# bench/ is: a symlink in drivers/pci and a Kconfig source inside "if PCI".
+# It calls pci_p2pmem_export(), which the tree's own P2PDMA lacks: with
+# --pristine it is not built, whatever the configuration says.
+ln -sfn "$top/tests/importer" "$tree/drivers/pci/p2pdma-importer"
+if [ "${1:-}" = --pristine ]; then
+	grep -v 'p2pdma-importer/' "$mk" > "$mk.new" || true
+	mv "$mk.new" "$mk"
+elif ! grep -q 'p2pdma-importer/' "$mk"; then
+	{ cat "$mk"; echo "obj-\$(CONFIG_PCI_P2PDMA_TEST_IMPORTER)	+= p2pdma-importer/"; } > "$mk.new"
+	mv "$mk.new" "$mk"
+fi
+
 # Replace the tree's PCI_P2PDMA Kconfig entry by a 'source' of ours
 # (drivers/pci/p2pdma/Kconfig; a tree prepared earlier sourced another name).
 kc=$tree/drivers/pci/Kconfig
@@ -120,6 +134,13 @@ if ! grep -q 'drivers/pci/p2pdma/Kconfig' "$kc"; then
 		skip && /^(endmenu|endif)$/ { skip = 0 }
 		!skip { print }
 	' "$kc" > "$kc.new"
+	mv "$kc.new" "$kc"
+fi
+
+if ! grep -q 'p2pdma-importer/Kconfig' "$kc"; then
+	awk -v last="$(grep -n '^endif' "$kc" | tail -n 1 | cut -d: -f1)" '
+		NR == last { print "source \"drivers/pci/p2pdma-importer/Kconfig\"" }
+		{ print }' "$kc" > "$kc.new"
 	mv "$kc.new" "$kc"
 fi
 

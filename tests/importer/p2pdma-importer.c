@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * P2PDMA test importer: a dma-buf importer for the guest tests of
+ * pci_p2pmem_export(), built only into the test kernels
+ * (CONFIG_PCI_P2PDMA_TEST_IMPORTER, config/debug.config).
+ *
+ * Owns /sys/kernel/debug/p2pdma-importer/ctl and its ioctls
+ * (p2pdma_importer.h, a test-only interface): export P2P memory as a
+ * dma-buf fd (until /dev/p2pmem does it), attach to a dma-buf for a named
+ * PCI function as a dynamic importer, map and report each DMA segment,
+ * count move_notify calls, have a block device read into the buffer, read
+ * the buffer's bytes with the CPU, detach. It is a well-behaved importer:
+ * move_notify unmaps at once, under the reservation lock it is called
+ * with; P2PIMP_ATTACH_BUGGY makes one that ignores it, and
+ * P2PIMP_ATTACH_NO_P2P one that does not accept peer-to-peer memory.
+ *
+ * Test-only shortcuts: the block I/O and the CPU reads use the struct pages
+ * behind the importer's sg_table (a real importer only uses its DMA
+ * addresses), and they are refused once move_notify was called, since the
+ * memory may then be gone.
+ */
+
+#define pr_fmt(fmt) "p2pdma-importer: " fmt
+
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/debugfs.h>
+#include <linux/dma-buf.h>
+#include <linux/dma-resv.h>
+#include <linux/fcntl.h>
+#include <linux/fs.h>
+#include <linux/init.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/pci-p2pdma.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "p2pdma_importer.h"
+
+MODULE_IMPORT_NS(DMA_BUF);
+
+#define IMP_MAX		8		/* attachments per open file */
+#define IMP_READ_MAX	SZ_1M
+#define IMP_DIR		DMA_BIDIRECTIONAL
+
+struct imp {
+	struct dma_buf *dmabuf;		/* referenced until detach */
+	struct pci_dev *pdev;		/* the importer's device, referenced */
+	struct dma_buf_attachment *attach;
+	/* Under the dma-buf's reservation lock: */
+	struct sg_table *sgt;		/* the importer's mapping, or NULL */
+	unsigned int moves;		/* move_notify calls */
+	u64 moved_ns;			/* ktime_get_ns() of the first one */
+	bool buggy;			/* ignores move_notify */
+};
+
+struct imp_file {
+	struct mutex lock;		/* serialises the ioctls */
+	struct imp *imps[IMP_MAX];
+};
+
+/* Called by dma_buf_move_notify() with the reservation lock held. */
+static void imp_move_notify(struct dma_buf_attachment *attach)
+{
+	struct imp *imp = attach->importer_priv;
+
+	if (!imp->moves++)
+		imp->moved_ns = ktime_get_ns();
+	if (imp->buggy || !imp->sgt)
+		return;
+	dma_buf_unmap_attachment(attach, imp->sgt, IMP_DIR);
+	imp->sgt = NULL;
+}
+
+static const struct dma_buf_attach_ops imp_ops = {
+	.allow_peer2peer = true,
+	.move_notify = imp_move_notify,
+};
+
+static const struct dma_buf_attach_ops imp_ops_no_p2p = {
+	.allow_peer2peer = false,
+	.move_notify = imp_move_notify,
+};
+
+/* The page of @sg: dma-buf scrambles it with CONFIG_DMABUF_DEBUG. */
+static struct page *imp_sg_page(struct scatterlist *sg)
+{
+	struct scatterlist s = *sg;
+
+	if (IS_ENABLED(CONFIG_DMABUF_DEBUG))
+		s.page_link ^= ~0xffUL;
+	return sg_page(&s);
+}
+
+static struct pci_dev *imp_pci_get(u32 domain, u32 bus, u32 devfn)
+{
+	if (bus > 0xff || devfn > 0xff)
+		return NULL;
+	return pci_get_domain_bus_and_slot(domain, bus, devfn);
+}
+
+static long imp_export(void __user *uarg)
+{
+	struct p2pimp_export arg;
+	struct dma_buf *dmabuf;
+	struct pci_dev *pdev;
+	int fd;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	pdev = imp_pci_get(arg.domain, arg.bus, arg.devfn);
+	if (!pdev)
+		return -ENODEV;
+	dmabuf = pci_p2pmem_export(pdev, arg.size, 0);
+	pci_dev_put(pdev);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+	fd = dma_buf_fd(dmabuf, O_CLOEXEC);
+	if (fd < 0) {
+		dma_buf_put(dmabuf);
+		return fd;
+	}
+	arg.fd = fd;
+	/* The fd is installed: userspace closes it, even on -EFAULT. */
+	return copy_to_user(uarg, &arg, sizeof(arg)) ? -EFAULT : 0;
+}
+
+static long imp_attach(struct imp_file *f, void __user *uarg)
+{
+	const struct dma_buf_attach_ops *ops = &imp_ops;
+	struct p2pimp_attach arg;
+	struct imp *imp;
+	int slot, ret;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags & ~(P2PIMP_ATTACH_NO_P2P | P2PIMP_ATTACH_BUGGY))
+		return -EINVAL;
+	if (arg.flags & P2PIMP_ATTACH_NO_P2P)
+		ops = &imp_ops_no_p2p;
+	for (slot = 0; slot < IMP_MAX && f->imps[slot]; slot++)
+		;
+	if (slot == IMP_MAX)
+		return -ENOSPC;
+	imp = kzalloc(sizeof(*imp), GFP_KERNEL);
+	if (!imp)
+		return -ENOMEM;
+	imp->buggy = arg.flags & P2PIMP_ATTACH_BUGGY;
+	imp->dmabuf = dma_buf_get(arg.fd);
+	if (IS_ERR(imp->dmabuf)) {
+		ret = PTR_ERR(imp->dmabuf);
+		goto out_free;
+	}
+	imp->pdev = imp_pci_get(arg.domain, arg.bus, arg.devfn);
+	ret = -ENODEV;
+	if (!imp->pdev)
+		goto out_put;
+	imp->attach = dma_buf_dynamic_attach(imp->dmabuf, &imp->pdev->dev,
+					     ops, imp);
+	if (IS_ERR(imp->attach)) {
+		ret = PTR_ERR(imp->attach);
+		goto out_pdev;
+	}
+	arg.handle = slot;
+	if (copy_to_user(uarg, &arg, sizeof(arg))) {
+		ret = -EFAULT;
+		goto out_detach;
+	}
+	f->imps[slot] = imp;
+	return 0;
+
+out_detach:
+	dma_buf_detach(imp->dmabuf, imp->attach);
+out_pdev:
+	pci_dev_put(imp->pdev);
+out_put:
+	dma_buf_put(imp->dmabuf);
+out_free:
+	kfree(imp);
+	return ret;
+}
+
+static struct imp *imp_get(struct imp_file *f, u32 handle)
+{
+	return handle < IMP_MAX ? f->imps[handle] : NULL;
+}
+
+static long imp_map(struct imp_file *f, void __user *uarg)
+{
+	struct p2pimp_map *arg;
+	struct scatterlist *sg;
+	struct sg_table *sgt;
+	struct imp *imp;
+	long ret = 0;
+	int i;
+
+	arg = kzalloc(sizeof(*arg), GFP_KERNEL);
+	if (!arg)
+		return -ENOMEM;
+	if (copy_from_user(arg, uarg, sizeof(*arg))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	imp = imp_get(f, arg->handle);
+	if (!imp) {
+		ret = -EINVAL;
+		goto out;
+	}
+	dma_resv_lock(imp->dmabuf->resv, NULL);
+	if (imp->sgt) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	sgt = dma_buf_map_attachment(imp->attach, IMP_DIR);
+	if (IS_ERR(sgt)) {
+		ret = PTR_ERR(sgt);
+		goto out_unlock;
+	}
+	imp->sgt = sgt;
+	arg->nents = sgt->nents;
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		if (i == P2PIMP_MAX_SEGS)
+			break;
+		arg->segs[i].dma = sg_dma_address(sg);
+		arg->segs[i].len = sg_dma_len(sg);
+		arg->segs[i].bus = sg_dma_is_bus_address(sg);
+	}
+	/* CPU addresses: of the pages, which an IOMMU may merge differently. */
+	for_each_sgtable_sg(sgt, sg, i) {
+		if (i == P2PIMP_MAX_SEGS)
+			break;
+		arg->segs[i].phys = page_to_phys(imp_sg_page(sg)) + sg->offset;
+	}
+out_unlock:
+	dma_resv_unlock(imp->dmabuf->resv);
+	/* Not under the reservation lock: a fault takes mmap_lock. */
+	if (!ret && copy_to_user(uarg, arg, sizeof(*arg)))
+		ret = -EFAULT;
+out:
+	kfree(arg);
+	return ret;
+}
+
+static long imp_status(struct imp_file *f, void __user *uarg)
+{
+	struct p2pimp_status arg;
+	struct imp *imp;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	imp = imp_get(f, arg.handle);
+	if (!imp)
+		return -EINVAL;
+	dma_resv_lock(imp->dmabuf->resv, NULL);
+	arg.moves = imp->moves;
+	arg.mapped = !!imp->sgt;
+	arg.moved_ns = imp->moved_ns;
+	dma_resv_unlock(imp->dmabuf->resv);
+	return copy_to_user(uarg, &arg, sizeof(arg)) ? -EFAULT : 0;
+}
+
+/*
+ * With the reservation lock held: the pages of @imp's mapping at
+ * [@offset, @offset + @len) as one physically contiguous range (the
+ * exporter hands out contiguous memory), or NULL.
+ */
+static struct page *imp_pages(struct imp *imp, u64 offset, u64 len)
+{
+	struct scatterlist *sg;
+	struct page *first;
+
+	if (!imp->sgt || imp->moves)
+		return NULL;
+	if (!len || offset > imp->dmabuf->size ||
+	    len > imp->dmabuf->size - offset)
+		return NULL;
+	sg = imp->sgt->sgl;
+	first = imp_sg_page(sg);
+	return nth_page(first, offset >> PAGE_SHIFT);
+}
+
+static long imp_io(struct imp_file *f, void __user *uarg)
+{
+	struct file *bdev_file;
+	struct p2pimp_io arg;
+	struct page *page;
+	struct bio *bio;
+	struct imp *imp;
+	u32 off, done, n;
+	int ret;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	arg.path[sizeof(arg.path) - 1] = '\0';
+	imp = imp_get(f, arg.handle);
+	off = offset_in_page(arg.offset);
+	if (!imp || (arg.offset | arg.len) & (SECTOR_SIZE - 1) ||
+	    DIV_ROUND_UP(off + (u64)arg.len, PAGE_SIZE) > BIO_MAX_VECS)
+		return -EINVAL;
+	bdev_file = bdev_file_open_by_path(arg.path, BLK_OPEN_READ, NULL, NULL);
+	if (IS_ERR(bdev_file))
+		return PTR_ERR(bdev_file);
+
+	/* Held through the I/O: a revocation waits for it to finish. */
+	dma_resv_lock(imp->dmabuf->resv, NULL);
+	page = imp_pages(imp, arg.offset, arg.len);
+	ret = imp->sgt && !imp->moves ? -EINVAL : -ENODEV;
+	if (!page)
+		goto out_unlock;
+	bio = bio_alloc(file_bdev(bdev_file), BIO_MAX_VECS, REQ_OP_READ,
+			GFP_KERNEL);
+	bio->bi_iter.bi_sector = arg.sector;
+	for (done = 0; done < arg.len; done += n, off = 0) {
+		n = min_t(u32, PAGE_SIZE - off, arg.len - done);
+		if (bio_add_page(bio, page, n, off) != n) {
+			ret = -EIO;
+			goto out_bio;
+		}
+		page = nth_page(page, 1);
+	}
+	ret = submit_bio_wait(bio);
+out_bio:
+	bio_put(bio);
+out_unlock:
+	dma_resv_unlock(imp->dmabuf->resv);
+	fput(bdev_file);
+	return ret;
+}
+
+static long imp_read(struct imp_file *f, void __user *uarg)
+{
+	struct p2pimp_read arg;
+	struct page *page;
+	struct imp *imp;
+	void *bounce;
+	int ret = 0;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	imp = imp_get(f, arg.handle);
+	if (!imp || arg.len > IMP_READ_MAX)
+		return -EINVAL;
+	bounce = kvmalloc(arg.len, GFP_KERNEL);
+	if (!bounce)
+		return -ENOMEM;
+	dma_resv_lock(imp->dmabuf->resv, NULL);
+	page = imp_pages(imp, arg.offset, arg.len);
+	if (page)
+		memcpy(bounce, page_address(page) + offset_in_page(arg.offset),
+		       arg.len);
+	else
+		ret = imp->sgt && !imp->moves ? -EINVAL : -ENODEV;
+	dma_resv_unlock(imp->dmabuf->resv);
+	if (!ret && copy_to_user(u64_to_user_ptr(arg.data), bounce, arg.len))
+		ret = -EFAULT;
+	kvfree(bounce);
+	return ret;
+}
+
+static void imp_detach(struct imp *imp)
+{
+	dma_resv_lock(imp->dmabuf->resv, NULL);
+	if (imp->sgt)
+		dma_buf_unmap_attachment(imp->attach, imp->sgt, IMP_DIR);
+	imp->sgt = NULL;
+	dma_resv_unlock(imp->dmabuf->resv);
+	dma_buf_detach(imp->dmabuf, imp->attach);
+	pci_dev_put(imp->pdev);
+	dma_buf_put(imp->dmabuf);
+	kfree(imp);
+}
+
+static long imp_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct imp_file *f = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	long ret;
+
+	mutex_lock(&f->lock);
+	switch (cmd) {
+	case P2PIMP_IOC_EXPORT:
+		ret = imp_export(uarg);
+		break;
+	case P2PIMP_IOC_ATTACH:
+		ret = imp_attach(f, uarg);
+		break;
+	case P2PIMP_IOC_MAP:
+		ret = imp_map(f, uarg);
+		break;
+	case P2PIMP_IOC_STATUS:
+		ret = imp_status(f, uarg);
+		break;
+	case P2PIMP_IOC_IO:
+		ret = imp_io(f, uarg);
+		break;
+	case P2PIMP_IOC_READ:
+		ret = imp_read(f, uarg);
+		break;
+	case P2PIMP_IOC_DETACH:
+		ret = -EINVAL;
+		if (arg < IMP_MAX && f->imps[arg]) {
+			imp_detach(f->imps[arg]);
+			f->imps[arg] = NULL;
+			ret = 0;
+		}
+		break;
+	default:
+		ret = -ENOTTY;
+	}
+	mutex_unlock(&f->lock);
+	return ret;
+}
+
+static int imp_open(struct inode *inode, struct file *file)
+{
+	struct imp_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
+
+	if (!f)
+		return -ENOMEM;
+	mutex_init(&f->lock);
+	file->private_data = f;
+	return 0;
+}
+
+static int imp_release(struct inode *inode, struct file *file)
+{
+	struct imp_file *f = file->private_data;
+	int i;
+
+	for (i = 0; i < IMP_MAX; i++)
+		if (f->imps[i])
+			imp_detach(f->imps[i]);
+	mutex_destroy(&f->lock);
+	kfree(f);
+	return 0;
+}
+
+static const struct file_operations imp_fops = {
+	.owner = THIS_MODULE,
+	.open = imp_open,
+	.release = imp_release,
+	.unlocked_ioctl = imp_ioctl,
+};
+
+static int __init imp_init(void)
+{
+	struct dentry *dir = debugfs_create_dir("p2pdma-importer", NULL);
+
+	debugfs_create_file("ctl", 0600, dir, NULL, &imp_fops);
+	return 0;
+}
+late_initcall(imp_init);
+
+MODULE_DESCRIPTION("P2PDMA dma-buf test importer");
+MODULE_LICENSE("GPL");
