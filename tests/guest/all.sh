@@ -77,6 +77,10 @@ while scn=$(printenv "P2P_SCN_$i"); do
 	if [ "$i" = 1 ] && wanted p2pmem_export; then
 		suite "$name/p2pmem_export" "$sel/p2pmem_export" -T unpublished_is_eacces
 	fi
+	# The provider's memory as a dma-buf, seen by the test importer: map
+	# type per route, NVMe DMA into it, revocation on unbind (the provider
+	# is rebound at the end).
+	suite "$name/p2pmem_import" "$sel/p2pmem_import"
 	# Puts the scenario's provider into D3hot and back: last of its suites.
 	if [ "$i" = 1 ] && wanted p2pmem_power; then
 		suite "$name/p2pmem_power" "$sel/p2pmem_power.sh"
