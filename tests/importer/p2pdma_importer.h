@@ -91,6 +91,7 @@ struct p2pimp_map {
  * @handle: the attachment
  * @moves: out: move_notify calls so far
  * @mapped: out: 1 while the importer holds a mapping
+ * @pad: unused
  * @moved_ns: out: CLOCK_MONOTONIC time of the first move_notify call, in ns
  */
 struct p2pimp_status {
