@@ -44,91 +44,9 @@
 #define MIB		(1024UL * 1024)
 #define PAGE		4096UL
 #define DEV		"/dev/p2pmem"
-#define P2PMEM		"/sys/bus/pci/devices/%s/p2pmem/"
 #define BIND_TIMEOUT_S	60
 
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
-}
-
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -1;
-}
-
-static long long read_ull(const char *fmt, const char *bdf)
-{
-	char path[256], buf[64];
-
-	snprintf(path, sizeof(path), fmt, bdf);
-	if (read_file(path, buf, sizeof(buf)))
-		return -1;
-	return strtoll(buf, NULL, 0);
-}
-
-#define available(bdf)	read_ull(P2PMEM "available", bdf)
-
-/* The PCI address of the NVMe controller with serial @serial. */
-static int find_nvme_bdf(const char *serial, char *bdf, size_t len)
-{
-	char path[PATH_MAX], buf[PATH_MAX];
-	struct dirent *ctl;
-	int found = -1;
-	DIR *d;
-
-	if (!serial)
-		return -1;
-	d = opendir("/sys/class/nvme");
-	if (!d)
-		return -1;
-	while (found && (ctl = readdir(d))) {
-		if (ctl->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/nvme/%s/serial", ctl->d_name);
-		if (read_file(path, buf, sizeof(buf)) || strcmp(buf, serial))
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/nvme/%s/device", ctl->d_name);
-		if (!realpath(path, buf))
-			continue;
-		snprintf(bdf, len, "%s", strrchr(buf, '/') + 1);
-		found = 0;
-	}
-	closedir(d);
-	return found;
-}
-
-/* Wait up to 20 s for the provider's p2pmem directory to (re)appear. */
-static int wait_p2pmem(const char *bdf)
-{
-	int i;
-
-	for (i = 0; i < 200; i++) {
-		if (available(bdf) >= 0)
-			return 0;
-		usleep(100000);
-	}
-	return -1;
-}
+#include "p2pdma_util.h"
 
 static char provider_drv[64];
 
@@ -242,12 +160,15 @@ FIXTURE_SETUP(p2pexp)
 	const char *bdf = getenv("P2P_MEM_BDF");
 	char path[PATH_MAX], buf[PATH_MAX];
 	unsigned int dom, bus, dev, fn;
+	struct nvme_dev nd;
 
 	self->dev = -1;
 	if (bdf && *bdf)
 		snprintf(self->bdf, sizeof(self->bdf), "%s", bdf);
-	else if (find_nvme_bdf(getenv("P2P_MEM"), self->bdf, sizeof(self->bdf)))
+	else if (find_nvme(getenv("P2P_MEM"), &nd))
 		SKIP(return, "no NVMe with serial P2P_MEM=%s", getenv("P2P_MEM") ?: "(unset)");
+	else
+		snprintf(self->bdf, sizeof(self->bdf), "%s", nd.bdf);
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", self->bdf);
 	if (!realpath(path, buf))
 		SKIP(return, "%s is bound to no driver", self->bdf);

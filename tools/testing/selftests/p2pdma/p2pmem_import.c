@@ -50,81 +50,12 @@
 #define BUF_SIZE	(2 * MIB)	/* above the per-CPU cache's sizes */
 #define DISK_OFF	(40 * MIB)	/* region of the disks these tests use */
 #define CTL		"/sys/kernel/debug/p2pdma-importer/ctl"
-#define P2PMEM		"/sys/bus/pci/devices/%s/p2pmem/"
 #define REVOKE_BOUND_S	10		/* P2P_DMABUF_REVOKE_WAIT of dmabuf.c */
 #define BIND_TIMEOUT_S	60
 #define IGNORED_LINE	"revoked with 1 mappings left: an importer ignored move_notify"
 
-struct nvme_dev {
-	char bdf[32];
-	char blk[300];
-};
 
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
-}
-
-static long long read_ll(const char *fmt, const char *bdf)
-{
-	char path[256], buf[64];
-
-	snprintf(path, sizeof(path), fmt, bdf);
-	if (read_file(path, buf, sizeof(buf)))
-		return -1;
-	return strtoll(buf, NULL, 0);
-}
-
-#define available(bdf)	read_ll(P2PMEM "available", bdf)
-
-/* The NVMe controller with serial @serial; 0 on success. */
-static int find_nvme(const char *serial, struct nvme_dev *nd)
-{
-	char path[PATH_MAX], buf[PATH_MAX];
-	struct dirent *ctl, *ns;
-	int found = -1;
-	DIR *d, *cd;
-
-	d = serial ? opendir("/sys/class/nvme") : NULL;
-	if (!d)
-		return -1;
-	while (found && (ctl = readdir(d))) {
-		if (ctl->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/nvme/%s/serial", ctl->d_name);
-		if (read_file(path, buf, sizeof(buf)) || strcmp(buf, serial))
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/nvme/%s/device", ctl->d_name);
-		if (!realpath(path, buf))
-			continue;
-		snprintf(nd->bdf, sizeof(nd->bdf), "%s", strrchr(buf, '/') + 1);
-		nd->blk[0] = '\0';
-		snprintf(path, sizeof(path), "/sys/class/nvme/%s", ctl->d_name);
-		cd = opendir(path);
-		while (cd && (ns = readdir(cd)))
-			if (!strncmp(ns->d_name, "nvme", 4) && strchr(ns->d_name + 4, 'n')) {
-				snprintf(nd->blk, sizeof(nd->blk), "/dev/%s", ns->d_name);
-				break;
-			}
-		if (cd)
-			closedir(cd);
-		found = nd->blk[0] ? 0 : -1;
-	}
-	closedir(d);
-	return found;
-}
+#include "p2pdma_util.h"
 
 /* "0000:03:00.0" -> domain, bus, devfn; 0 on success. */
 static int parse_bdf(const char *bdf, __u32 *domain, __u32 *bus, __u32 *devfn)
@@ -247,19 +178,6 @@ static int is_bound(const char *bdf)
 
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", bdf);
 	return access(path, F_OK) == 0;
-}
-
-/* Wait up to 20 s for the provider's p2pmem directory to (re)appear. */
-static int wait_p2pmem(const char *bdf)
-{
-	int i;
-
-	for (i = 0; i < 200; i++) {
-		if (available(bdf) >= 0)
-			return 0;
-		usleep(100000);
-	}
-	return -1;
 }
 
 /* The BAR of @bdf that holds [@phys, @phys + @len), or -1. */
