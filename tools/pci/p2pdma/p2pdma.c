@@ -2,20 +2,30 @@
 /*
  * p2pdma: look at and set up PCI peer-to-peer DMA on a live machine.
  *
- *   p2pdma list                 the P2P memory providers, and how much of
- *                               each one's memory is in use
+ *   p2pdma list                 the P2P memory providers, how much of each
+ *                               one's memory is in use, and whether
+ *                               /dev/p2pmem can export it as a dma-buf
  *   p2pdma routes [DEV...]      provider x client route matrix, with the
  *                               knob that would change each refusal
  *   p2pdma route PROV CLIENT    one route, explained
  *   p2pdma bind BDF [...]       bind a device to the p2pmem-bar driver
  *   p2pdma unbind BDF           unbind it again
  *
- * It reads /sys/bus/pci/devices/<bdf>/p2pmem/, the kernel's debugfs route
+ * It reads /sys/bus/pci/devices/<bdf>/p2pmem/, /sys/class/misc/p2pmem (the
+ * dma-buf exporter /dev/p2pmem, CONFIG_PCI_P2PDMA_DMABUF), the kernel's debugfs route
  * table /sys/kernel/debug/p2pdma/routes (format version 2), the host bridge
  * policy /sys/module/pci_p2pdma/parameters/host_bridges and the p2pmem-bar
  * module parameters /sys/module/p2pmem_bar/parameters/. The environment
  * variable P2PDMA_SYSFS (default "/sys") replaces the leading "/sys" of
  * every path it reads or writes, so that it can run against a fake tree.
+ *
+ * "list -l" prints one line per provider: address size available published
+ * driver vendor:device in_use export. in_use came in 1.1 and export in 1.2,
+ * each after the fields before it, so that scripts reading the first fields
+ * keep working. export is one word: "yes" (/dev/p2pmem exports its memory),
+ * "unpublished" (the provider did not publish it: the export fails with
+ * EACCES) or "no-dev" (no /dev/p2pmem: a kernel without the exporter, such
+ * as Linux 6.12's own).
  *
  * Exit status:
  *   0  success
@@ -42,7 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define VERSION		"1.1"
+#define VERSION		"1.2"
 #define ROUTES_HEADER	"# p2pdma routes v2"
 #define DRV_NAME	"p2pmem-bar"
 
@@ -58,6 +68,7 @@
 #define ROUTES		"kernel/debug/p2pdma/routes"
 #define HB_PARAM	"module/pci_p2pdma/parameters/host_bridges"
 #define DRV_PARAMS	"module/p2pmem_bar/parameters"
+#define MISC_P2PMEM	"class/misc/p2pmem"
 
 static const char *sysfs = "/sys";
 static const char *prog = "p2pdma";
@@ -76,7 +87,9 @@ static const char usage_text[] =
 "  list     every P2P memory provider (a PCI function with a p2pmem directory):\n"
 "           address, size, available and in-use bytes (in use: size - available,\n"
 "           held by mappings of p2pmem/allocate and by kernel users), published,\n"
-"           driver, vendor:device\n"
+"           export (whether /dev/p2pmem can export its memory as a dma-buf:\n"
+"           'yes', 'no (unpublished)', 'no (no /dev/p2pmem)' for a kernel\n"
+"           without the exporter), driver, vendor:device\n"
 "  routes   the route from each provider (rows) to each client (columns) as the\n"
 "           kernel computes it: 'bus N' (by PCI bus address), 'hb N' (through\n"
 "           the host bridge), N the distance, 'hb N*' allowed by override (an\n"
@@ -92,7 +105,10 @@ static const char usage_text[] =
 "  route    the route from PROVIDER to CLIENT, explained: allowed (how, the\n"
 "           distance, by override or not) or refused (why, the bridge with ACS\n"
 "           redirect, the host bridge that refuses, what decided it and the\n"
-"           knob that would allow it). Exit status 0 either way.\n"
+"           knob that would allow it), and whether /dev/p2pmem can export\n"
+"           PROVIDER's memory as a dma-buf and an importer on CLIENT attach\n"
+"           it (refused with EREMOTEIO where the route is). Exit status 0\n"
+"           either way.\n"
 "  bind     bind BDF to the p2pmem-bar driver, which offers a memory BAR as P2P\n"
 "           memory: --bar N (default: the driver picks), --offset BYTES (0),\n"
 "           --size BYTES (0: the rest of the BAR), --no-publish (keep it out of\n"
@@ -106,8 +122,9 @@ static const char usage_text[] =
 "Options:\n"
 "  -l, --list     machine-friendly output: no header, one line per provider\n"
 "                 (address size available published driver vendor:device\n"
-"                 in_use, bytes) or per route (the fields of the kernel's\n"
-"                 routes file: provider client map_type distance policy acs\n"
+"                 in_use export: bytes, and export one of yes, unpublished,\n"
+"                 no-dev) or per route (the fields of the kernel's routes\n"
+"                 file: provider client map_type distance policy acs\n"
 "                 host_bridge reason)\n"
 "  -h, --help     this text\n"
 "  -V, --version  the version and the routes file format it reads\n"
@@ -292,6 +309,40 @@ static void human_bytes(char *buf, size_t len, const char *bytes)
 
 /* ---- list ---------------------------------------------------------------- */
 
+/* Whether /dev/p2pmem can export a provider's memory as a dma-buf. */
+enum export_state { EXPORT_YES, EXPORT_UNPUBLISHED, EXPORT_NO_DEV, EXPORT_NO_MEM };
+
+static const struct {
+	const char *word;	/* list -l */
+	const char *text;	/* list */
+} export_names[] = {
+	[EXPORT_YES]		= { "yes", "yes" },
+	[EXPORT_UNPUBLISHED]	= { "unpublished", "no (unpublished)" },
+	[EXPORT_NO_DEV]		= { "no-dev", "no (no /dev/p2pmem)" },
+	[EXPORT_NO_MEM]		= { "no-memory", "no (no P2P memory)" },
+};
+
+/*
+ * The exporter is a misc device: /dev/p2pmem exists where
+ * /sys/class/misc/p2pmem does. It exports from a provider that published
+ * its memory (p2pmem/published reads 1: @pub, or read here when NULL).
+ */
+static enum export_state export_state(const char *bdf, const char *pub)
+{
+	char path[PATH_MAX], buf[16];
+
+	sys_path(path, sizeof(path), MISC_P2PMEM);
+	if (!is_dir(path))
+		return EXPORT_NO_DEV;
+	if (!pub) {
+		sys_path(path, sizeof(path), DEVICES "/%s/p2pmem/published", bdf);
+		if (read_str(path, buf, sizeof(buf)))
+			return EXPORT_NO_MEM;
+		pub = buf;
+	}
+	return strcmp(pub, "0") ? EXPORT_YES : EXPORT_UNPUBLISHED;
+}
+
 static int filter_dots(const struct dirent *d)
 {
 	return d->d_name[0] != '.';
@@ -310,6 +361,7 @@ static int cmd_list(void)
 		return report_errno("cannot list", path, errno);
 	for (i = 0; i < n; i++) {
 		const char *bdf = names[i]->d_name;
+		enum export_state exp;
 		char human[3][64];
 		int err = 0;
 
@@ -317,9 +369,9 @@ static int cmd_list(void)
 		if (!is_dir(path))
 			continue;
 		if (!found++ && !opt_list)
-			printf("%-12s  %-23s  %-23s  %-23s  %-9s  %-12s  %s\n", "provider",
-			       "size", "available", "in use", "published", "driver",
-			       "vendor:device");
+			printf("%-12s  %-23s  %-23s  %-23s  %-9s  %-19s  %-12s  %s\n",
+			       "provider", "size", "available", "in use", "published",
+			       "export", "driver", "vendor:device");
 		sys_path(path, sizeof(path), DEVICES "/%s/p2pmem/size", bdf);
 		err = read_str(path, size, sizeof(size));
 		if (!err) {
@@ -351,15 +403,21 @@ static int cmd_list(void)
 		human_bytes(human[0], sizeof(human[0]), size);
 		human_bytes(human[1], sizeof(human[1]), avail);
 		human_bytes(human[2], sizeof(human[2]), used);
-		/* -l: the in-use bytes come last, after the fields of version 1.0. */
+		exp = export_state(bdf, pub);
+		/*
+		 * -l: the in-use bytes (1.1), then export (1.2), after the
+		 * fields of version 1.0.
+		 */
 		if (opt_list)
-			printf("%s %s %s %s %s %s:%s %s\n", bdf, size, avail,
+			printf("%s %s %s %s %s %s:%s %s %s\n", bdf, size, avail,
 			       strcmp(pub, "0") ? "yes" : "no", drv,
 			       strncmp(ven, "0x", 2) ? ven : ven + 2,
-			       strncmp(dev, "0x", 2) ? dev : dev + 2, used);
+			       strncmp(dev, "0x", 2) ? dev : dev + 2, used,
+			       export_names[exp].word);
 		else
-			printf("%-12s  %-23s  %-23s  %-23s  %-9s  %-12s  %s:%s\n", bdf,
-			       human[0], human[1], human[2], strcmp(pub, "0") ? "yes" : "no",
+			printf("%-12s  %-23s  %-23s  %-23s  %-9s  %-19s  %-12s  %s:%s\n",
+			       bdf, human[0], human[1], human[2],
+			       strcmp(pub, "0") ? "yes" : "no", export_names[exp].text,
 			       drv, strncmp(ven, "0x", 2) ? ven : ven + 2,
 			       strncmp(dev, "0x", 2) ? dev : dev + 2);
 	}
@@ -858,6 +916,28 @@ static int cmd_routes(char **devs, int ndevs)
 	return EXIT_OK;
 }
 
+/*
+ * Whether /dev/p2pmem exports @provider's memory as a dma-buf, and whether
+ * an importer on @client can attach it: the attach follows the route, a
+ * refused one fails with EREMOTEIO.
+ */
+static void print_export(const char *provider, const char *client, bool refused)
+{
+	enum export_state exp = export_state(provider, NULL);
+
+	printf("  export:       ");
+	if (exp == EXPORT_YES)
+		printf("yes, as a dma-buf by /dev/p2pmem; an importer on %s %s\n", client,
+		       refused ? "cannot attach it (EREMOTEIO, the route is refused)" :
+		       "can attach it");
+	else if (exp == EXPORT_UNPUBLISHED)
+		printf("no: the provider did not publish its memory (EACCES)\n");
+	else if (exp == EXPORT_NO_DEV)
+		printf("no: no /dev/p2pmem (a kernel without CONFIG_PCI_P2PDMA_DMABUF)\n");
+	else
+		printf("no: the provider has no P2P memory\n");
+}
+
 /* The route from @provider to @client, explained. */
 static int cmd_route(char *provider, char *client)
 {
@@ -897,6 +977,7 @@ static int cmd_route(char *provider, char *client)
 		       "the kernel's built-in host bridge list" :
 		       !strcmp(r->f[F_POLICY], "override") ?
 		       "a deny rule of pci_p2pdma.host_bridges" : r->f[F_POLICY]);
+		print_export(provider, client, true);
 		if (!print_knob(r, rules, "  "))
 			printf("  no knob: no host bridge refused it, no setting allows it\n");
 		else
@@ -907,12 +988,13 @@ static int cmd_route(char *provider, char *client)
 	      !strcmp(map, "through-host-bridge") ? "through the host bridge" : map;
 	printf("%s -> %s: allowed%s %s, distance %s\n", provider, client,
 	       by_override(r) ? " by override," : "", how, r->f[F_DIST]);
-	if (by_override(r)) {
+	if (by_override(r))
 		printf("  decided by:   pci_p2pdma.host_bridges (now: %s)\n", rules);
-		print_override_warning("  ");
-	} else if (!strcmp(r->f[F_POLICY], "builtin")) {
+	else if (!strcmp(r->f[F_POLICY], "builtin"))
 		printf("  decided by:   the kernel's built-in host bridge list\n");
-	}
+	print_export(provider, client, false);
+	if (by_override(r))
+		print_override_warning("  ");
 	return EXIT_OK;
 }
 

@@ -6,8 +6,10 @@
 # host bridge policy and the p2pmem-bar module parameters. A background
 # "fake kernel" serves bus/pci/drivers_probe (a FIFO) as the PCI core would:
 # it records the p2pmem-bar parameters at probe time and binds the device.
-# Checks list (with the bytes in use), routes (matrix, the mark of a route
-# allowed by override, footnotes, knobs, -l), route (one pair explained),
+# Checks list (with the bytes in use and whether /dev/p2pmem exports each
+# provider: class/misc/p2pmem and p2pmem/published), routes (matrix, the mark of a route
+# allowed by override, footnotes, knobs, -l), route (one pair explained,
+# with the export and the attach of an importer on the client),
 # the knob over two host bridges (a tree whose devices lie below their host
 # bridge's pciDDDD:BB directory), bind and unbind, and every exit status. Needs no guest and no root (the permission checks run
 # only as root, with setpriv). Prints "N passed, N failed" last; exits 1 on
@@ -108,6 +110,8 @@ make_tree() {
 	mkdir -p "$s/bus/pci/drivers/p2pmem-bar" "$s/kernel/debug/p2pdma" \
 		"$s/module/pci_p2pdma/parameters" "$s/module/p2pmem_bar/parameters"
 	: > "$s/bus/pci/drivers/p2pmem-bar/unbind"
+	# /dev/p2pmem, a misc device (CONFIG_PCI_P2PDMA_DMABUF).
+	mkdir -p "$s/class/misc/p2pmem"
 	echo "$routes_v2" > "$s/kernel/debug/p2pdma/routes"
 	echo "allow:0000:80" > "$s/module/pci_p2pdma/parameters/host_bridges"
 	for p in bar:-1 offset:0 size:0 publish:Y; do
@@ -188,16 +192,31 @@ expect "bind_without_device_exit_2" 2 "$rc"
 # --- list ----------------------------------------------------------------------
 run -l list
 expect "list_l_exit_0" 0 "$rc"
-# The in-use bytes (size - available) come last: the fields of 1.0 stay.
-expect "list_l_lines_in_use_last" "0000:01:00.1 2097152 1048576 yes nvme 1b36:0010 1048576
-0000:03:00.0 67108864 67108864 yes nvme 1b36:0010 0
-0000:04:00.0 67108864 62914560 no nvme 1b36:0010 4194304
-0000:80:00.0 16777216 16777216 yes nvme 1b36:0010 0" "$out"
+# The in-use bytes (size - available, 1.1), then export (1.2) come last:
+# the fields of 1.0 stay. A published provider exports, an unpublished not.
+expect "list_l_lines_in_use_then_export_last" "0000:01:00.1 2097152 1048576 yes nvme 1b36:0010 1048576 yes
+0000:03:00.0 67108864 67108864 yes nvme 1b36:0010 0 yes
+0000:04:00.0 67108864 62914560 no nvme 1b36:0010 4194304 unpublished
+0000:80:00.0 16777216 16777216 yes nvme 1b36:0010 0 yes" "$out"
 run list
 expect "list_exit_0" 0 "$rc"
-expect "list_header" "provider      size                     available                in use                   published  driver        vendor:device" \
+expect "list_header" "provider      size                     available                in use                   published  export               driver        vendor:device" \
 	"$(head -n 1 <<< "$out")"
-contains "list_human_mib_in_use" "0000:04:00.0  67108864 (64.0 MiB)      62914560 (60.0 MiB)      4194304 (4.0 MiB)        no         nvme          1b36:0010" "$out"
+expect "list_human_export_unpublished" "0000:04:00.0  67108864 (64.0 MiB)      62914560 (60.0 MiB)      4194304 (4.0 MiB)        no         no (unpublished)     nvme          1b36:0010" \
+	"$(grep '^0000:04:00.0 ' <<< "$out")"
+expect "list_human_export_yes" "0000:03:00.0  67108864 (64.0 MiB)      67108864 (64.0 MiB)      0 (0.0 MiB)              yes        yes                  nvme          1b36:0010" \
+	"$(grep '^0000:03:00.0 ' <<< "$out")"
+# A kernel without the exporter (6.12's own): no class/misc/p2pmem.
+rmdir "$S/class/misc/p2pmem"
+run -l list
+expect "list_l_export_no_dev" "no-dev no-dev no-dev no-dev" "$(awk '{ printf "%s%s", s, $8; s = " " }' <<< "$out")"
+run list
+expect "list_human_export_no_dev" "0000:03:00.0  67108864 (64.0 MiB)      67108864 (64.0 MiB)      0 (0.0 MiB)              yes        no (no /dev/p2pmem)  nvme          1b36:0010" \
+	"$(grep '^0000:03:00.0 ' <<< "$out")"
+run route 0000:03:00.0 0000:04:00.0
+expect "route_export_no_dev" "  export:       no: no /dev/p2pmem (a kernel without CONFIG_PCI_P2PDMA_DMABUF)" \
+	"$(sed -n 2p <<< "$out")"
+mkdir "$S/class/misc/p2pmem"
 # One byte in use, and a kernel whose available exceeds size: never negative.
 echo 67108863 > "$S/bus/pci/devices/0000:03:00.0/p2pmem/available"
 echo 16777217 > "$S/bus/pci/devices/0000:80:00.0/p2pmem/available"
@@ -289,6 +308,7 @@ expect "route_refused_explained" "0000:01:00.1 -> 0000:01:00.0: refused
   ACS redirect: 0000:00:07.0
   host bridge:  0000:00
   decided by:   the kernel's built-in host bridge list
+  export:       yes, as a dma-buf by /dev/p2pmem; an importer on 0000:01:00.0 cannot attach it (EREMOTEIO, the route is refused)
   allow it: echo 'allow:0000:00,allow:0000:80' > $hbp (at boot: pci_p2pdma.host_bridges=allow:0000:00,allow:0000:80)
   or turn off ACS P2P redirect on 0000:00:07.0: boot with pci=config_acs=00xx@0000:00:07.0 (this can merge IOMMU groups)
   An allow rule makes a route allowed by override: use one only for a host
@@ -300,9 +320,10 @@ expect "route_refused_by_deny_rule" "0000:03:00.0 -> 0000:00:05.0: refused
   ACS redirect: none
   host bridge:  0000:00
   decided by:   a deny rule of pci_p2pdma.host_bridges
+  export:       yes, as a dma-buf by /dev/p2pmem; an importer on 0000:00:05.0 cannot attach it (EREMOTEIO, the route is refused)
   a deny rule of pci_p2pdma.host_bridges refuses it (now: allow:0000:80)
   allow it: echo 'allow:0000:00,allow:0000:80' > $hbp (at boot: pci_p2pdma.host_bridges=allow:0000:00,allow:0000:80)" \
-	"$(head -n 8 <<< "$out")"
+	"$(head -n 9 <<< "$out")"
 run route 0000:04:00.0 0000:00:1f.2
 expect "route_refused_without_knob" "0000:04:00.0 -> 0000:00:1f.2: refused
   distance:     -1 in the kernel API (pci_p2pdma_distance()): refused, not a negative distance
@@ -310,15 +331,22 @@ expect "route_refused_without_knob" "0000:04:00.0 -> 0000:00:1f.2: refused
   ACS redirect: none
   host bridge:  none
   decided by:   no host bridge policy (see the reason)
+  export:       no: the provider did not publish its memory (EACCES)
   no knob: no host bridge refused it, no setting allows it" "$out"
 run route 0000:03:00.0 0000:04:00.0
-expect "route_bus_address" "0000:03:00.0 -> 0000:04:00.0: allowed by PCI bus address, distance 4" "$out"
+expect "route_bus_address_exports" "0000:03:00.0 -> 0000:04:00.0: allowed by PCI bus address, distance 4
+  export:       yes, as a dma-buf by /dev/p2pmem; an importer on 0000:04:00.0 can attach it" "$out"
+run route 0000:04:00.0 0000:03:00.0
+expect "route_unpublished_no_export" "0000:04:00.0 -> 0000:03:00.0: allowed by PCI bus address, distance 4
+  export:       no: the provider did not publish its memory (EACCES)" "$out"
 run route 0000:80:00.0 0000:00:02.0
 expect "route_builtin" "0000:80:00.0 -> 0000:00:02.0: allowed through the host bridge, distance 2052
-  decided by:   the kernel's built-in host bridge list" "$out"
+  decided by:   the kernel's built-in host bridge list
+  export:       yes, as a dma-buf by /dev/p2pmem; an importer on 0000:00:02.0 can attach it" "$out"
 run route 0000:80:00.0 0000:00:03.0
 expect "route_by_override" "0000:80:00.0 -> 0000:00:03.0: allowed by override, through the host bridge, distance 2052
   decided by:   pci_p2pdma.host_bridges (now: allow:0000:80)
+  export:       yes, as a dma-buf by /dev/p2pmem; an importer on 0000:00:03.0 can attach it
   an allow rule of pci_p2pdma.host_bridges allows it, not the kernel's built-in
   list of host bridges: nothing vouches that the root complex forwards peer-to-
   peer requests, and if it does not, DMA on the route can lose or corrupt data.
@@ -389,7 +417,8 @@ expect "bind_probe_saw_parameters" "0000:00:06.0 bar=2 offset=1048576 size=41943
 expect "bind_restores_parameters" "bar=-1 offset=0 size=0 publish=Y" "$(params)"
 expect "bind_sets_driver_override" p2pmem-bar "$(<"$S/bus/pci/devices/0000:00:06.0/driver_override")"
 run -l list
-contains "list_shows_bound_provider" "0000:00:06.0 4194304 4194304 no p2pmem-bar 1af4:1110" "$out"
+expect "list_shows_bound_provider" "0000:00:06.0 4194304 4194304 no p2pmem-bar 1af4:1110 0 unpublished" \
+	"$(grep '^0000:00:06.0 ' <<< "$out")"
 
 run bind 0000:00:06.0
 expect "bind_already_bound_exit_1" 1 "$rc"

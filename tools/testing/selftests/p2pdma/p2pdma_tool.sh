@@ -198,6 +198,10 @@ want="$P -> $C: refused
   ACS redirect: ${acs/#-/none}
   host bridge:  $hb
   decided by:   $decided"
+# The provider exports: an importer on the client is refused as the
+# route is.
+[ "$(<"$devs/$P/p2pmem/published")" = 1 ] &&
+	want+=$'\n'"  export:       yes, as a dma-buf by /dev/p2pmem; an importer on $C cannot attach it (EREMOTEIO, the route is refused)"
 [ "$policy" = override ] && want+=$'\n'"  a deny rule of pci_p2pdma.host_bridges refuses it (now: ${rules:-empty})"
 want+=$'\n'"  allow it: echo '$v' > $hbp (at boot: pci_p2pdma.host_bridges=$v)"
 ktap_print_msg "refused: $P -> $C, host bridge $hb, policy $policy; knob: $v"
@@ -356,7 +360,7 @@ rc=$?
 size=$(cat "$devs/$iv/p2pmem/size" 2>/dev/null)
 line=$(provider_line)
 ok=0
-[ "$rc" = 0 ] && [ -n "$size" ] && [ "$line" = "$iv $size  yes p2pmem-bar $id 0" ] && ok=1
+[ "$rc" = 0 ] && [ -n "$size" ] && [ "$line" = "$iv $size  yes p2pmem-bar $id 0 yes" ] && ok=1
 check bind_ivshmem_makes_published_provider $ok "exit status $rc: $out" "list: $line"
 after=$(cat "$params"/{bar,offset,size,publish})
 ok=0
@@ -368,7 +372,7 @@ out=$(bounded bind "$iv" --no-publish 2>&1)
 rc=$?
 line=$(provider_line)
 ok=0
-[ "$rc" = 0 ] && [ "$line" = "$iv $size  no p2pmem-bar $id 0" ] && ok=1
+[ "$rc" = 0 ] && [ "$line" = "$iv $size  no p2pmem-bar $id 0 unpublished" ] && ok=1
 check bind_no_publish_makes_unpublished_provider $ok "exit status $rc: $out" "list: $line"
 
 out=$(bounded unbind "$iv" 2>&1)
