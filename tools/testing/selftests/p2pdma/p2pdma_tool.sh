@@ -11,6 +11,10 @@
 # takes and come back when it is unmapped; an unprivileged user gets exit
 # status 3, and bind/unbind of the machine's ivshmem device (1af4:1110)
 # through p2pmem-bar make a provider that list shows, published or not.
+# The export column of list is checked against the kernel, not against
+# sysfs: P2PMEM_IOC_EXPORT (p2pmem_hold export) must succeed from every
+# provider shown "yes" and fail with EACCES from every one shown
+# "unpublished", with the ivshmem bound published and unpublished too.
 # The ivshmem is left as it was found.
 # Environment: P2PDMA_TOOL, the tool (default: build/bin/p2pdma of the
 # checkout); P2P_MEM, the serial of an NVMe bound to nvme (optional);
@@ -39,7 +43,8 @@ if [ -z "$tool" ] || [ ! -x "$tool" ] || [ ! -r "$routes" ]; then
 	ktap_skip_all "needs the p2pdma tool (make tools; P2PDMA_TOOL) and $routes"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 18
+ktap_set_plan 21
+exporter=$dir/p2pmem_hold
 
 # check NAME OK [MESSAGE...]: a result; the messages explain a failure.
 check() {
@@ -80,6 +85,28 @@ got=$("$tool" -l list 2>&1 | cut -d' ' -f1-4 | sort)
 ok=0
 [ -n "$want" ] && [ "$want" = "$got" ] && ok=1
 check list_matches_sysfs $ok "sysfs:" "$want" "p2pdma -l list:" "$got"
+
+# export_diff: every provider whose export field (-l list, the 8th) is not
+# what /dev/p2pmem does: a page exported, then closed. The test kernels
+# have /dev/p2pmem, so "no-dev" is always wrong. Nothing when they agree.
+export_diff() {
+	local bdf word got want
+	[ -x "$exporter" ] || { echo "no $exporter (make selftests)"; return; }
+	while read -r bdf _ _ _ _ _ _ word; do
+		got=$("$exporter" export "$bdf" 4096 2>&1)
+		case $got in
+		"export ok") want=yes ;;
+		"export error EACCES") want=unpublished ;;
+		*) want="(the kernel: $got)" ;;
+		esac
+		[ "$word" = "$want" ] || echo "$bdf: the tool says '$word', the export: $got"
+	done < <("$tool" -l list)
+}
+bad=$(export_diff)
+yes=$("$tool" -l list | awk '$8 == "yes"' | wc -l)
+ok=0
+[ -z "$bad" ] && [ "$yes" -gt 0 ] && ok=1
+check list_export_matches_kernel $ok "$bad" "$yes provider(s) shown exporting" "$("$tool" -l list)"
 
 # --- routes ----------------------------------------------------------------
 kernel=$(grep -v '^#' "$routes")
@@ -198,8 +225,8 @@ want="$P -> $C: refused
   ACS redirect: ${acs/#-/none}
   host bridge:  $hb
   decided by:   $decided"
-# The provider exports: an importer on the client is refused as the
-# route is.
+# The provider exports (the kernel check is list_export_matches_kernel):
+# an importer on the client is refused as the route is.
 [ "$(<"$devs/$P/p2pmem/published")" = 1 ] &&
 	want+=$'\n'"  export:       yes, as a dma-buf by /dev/p2pmem; an importer on $C cannot attach it (EREMOTEIO, the route is refused)"
 [ "$policy" = override ] && want+=$'\n'"  a deny rule of pci_p2pdma.host_bridges refuses it (now: ${rules:-empty})"
@@ -345,7 +372,9 @@ pub0=""
 [ "$drv0" = p2pmem-bar ] && pub0=$(<"$devs/$iv/p2pmem/published")
 if [ -z "$iv" ] || { [ -n "$drv0" ] && [ "$drv0" != p2pmem-bar ]; } || [ ! -d "$params" ]; then
 	for t in bind_ivshmem_makes_published_provider bind_restores_module_parameters \
-		 bind_no_publish_makes_unpublished_provider unbind_removes_provider; do
+		 list_export_matches_kernel_published_ivshmem \
+		 bind_no_publish_makes_unpublished_provider \
+		 list_export_matches_kernel_unpublished_ivshmem unbind_removes_provider; do
 		ktap_test_skip "$t: needs an ivshmem ($id) bound to no driver or to p2pmem-bar, and p2pmem-bar"
 	done
 	ktap_finished
@@ -367,6 +396,12 @@ ok=0
 [ "$before" = "$after" ] && ok=1
 check bind_restores_module_parameters $ok "before: $before" "after: $after"
 
+bad=$(export_diff)
+got=$("$exporter" export "$iv" 4096 2>&1)
+ok=0
+[ -z "$bad" ] && [ "$got" = "export ok" ] && ok=1
+check list_export_matches_kernel_published_ivshmem $ok "$bad" "$iv: $got"
+
 bounded unbind "$iv" >/dev/null
 out=$(bounded bind "$iv" --no-publish 2>&1)
 rc=$?
@@ -374,6 +409,12 @@ line=$(provider_line)
 ok=0
 [ "$rc" = 0 ] && [ "$line" = "$iv $size  no p2pmem-bar $id 0 unpublished" ] && ok=1
 check bind_no_publish_makes_unpublished_provider $ok "exit status $rc: $out" "list: $line"
+
+bad=$(export_diff)
+got=$("$exporter" export "$iv" 4096 2>&1)
+ok=0
+[ -z "$bad" ] && [ "$got" = "export error EACCES" ] && ok=1
+check list_export_matches_kernel_unpublished_ivshmem $ok "$bad" "$iv: $got"
 
 out=$(bounded unbind "$iv" 2>&1)
 rc=$?

@@ -28,6 +28,11 @@
  *   ("zero bad at OFFSET: BYTE" otherwise; reads of device memory are
  *   slow, and memory handed out dirty is dirty in whole pages), then write
  *   FILL into every byte if given, unmap and exit.
+ * p2pmem_hold export BDF LENGTH
+ *   Export LENGTH bytes of BDF's P2P memory through /dev/p2pmem
+ *   (P2PMEM_IOC_EXPORT) and close the dma-buf: prints "export ok", or
+ *   "export error <errno name>" (of the open() or the ioctl()), for
+ *   p2pdma_tool.sh to check the route tool's export column against.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,9 +42,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+/* The tree's own, whether or not its uAPI headers were installed. */
+#include "../../../../include/uapi/linux/p2pmem.h"
 
 static sigjmp_buf jmp;
 
@@ -157,6 +165,31 @@ static int map_mode(const char *bdf, size_t len, const char *fill)
 	return 0;
 }
 
+static int export_mode(const char *bdf, size_t len)
+{
+	struct p2pmem_export req = { .size = len };
+	unsigned int dom, bus, dev, fn;
+	int fd, ret;
+
+	if (sscanf(bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4) {
+		fprintf(stderr, "p2pmem_hold: '%s' is not DDDD:BB:DD.F\n", bdf);
+		return 2;
+	}
+	req.domain = dom;
+	req.bus = bus;
+	req.devfn = dev << 3 | fn;
+	fd = open("/dev/p2pmem", O_RDWR | O_CLOEXEC);
+	ret = fd < 0 ? -1 : ioctl(fd, P2PMEM_IOC_EXPORT, &req);
+	if (ret) {
+		printf("export error %s\n", strerrorname_np(errno) ?: "?");
+		return 1;
+	}
+	close(req.fd);
+	close(fd);
+	printf("export ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_fault };
@@ -171,6 +204,8 @@ int main(int argc, char **argv)
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "map"))
 		return map_mode(argv[2], strtoull(argv[3], NULL, 0),
 				argc == 5 ? argv[4] : NULL);
+	if (argc == 4 && !strcmp(argv[1], "export"))
+		return export_mode(argv[2], strtoull(argv[3], NULL, 0));
 	if (argc != 3 && argc != 5) {
 		fprintf(stderr, "usage: p2pmem_hold BDF LENGTH [BLOCK_DEVICE OFFSET]\n");
 		return 2;
