@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * P2PDMA test importer: a dma-buf importer for the guest tests of
- * pci_p2pmem_export(), built only into the test kernels
+ * P2PDMA test importer: a dma-buf importer for the guest tests of the
+ * dma-buf exporter (dmabuf.c), built only into the test kernels
  * (CONFIG_PCI_P2PDMA_TEST_IMPORTER, config/debug.config).
  *
  * Owns /sys/kernel/debug/p2pdma-importer/ctl and its ioctls
- * (p2pdma_importer.h, a test-only interface): export P2P memory as a
- * dma-buf fd (until /dev/p2pmem does it), attach to a dma-buf for a named
- * PCI function as a dynamic importer, map and report each DMA segment,
- * count move_notify calls, have a block device read into the buffer, read
- * the buffer's bytes with the CPU, detach. It is a well-behaved importer:
+ * (p2pdma_importer.h, a test-only interface): attach to a dma-buf (one
+ * from /dev/p2pmem) for a named PCI function as a dynamic importer, map
+ * and report each DMA segment, count move_notify calls, have a block
+ * device read into the buffer, read the buffer's bytes with the CPU,
+ * detach. It is a well-behaved importer:
  * move_notify unmaps at once, under the reservation lock it is called
  * with; P2PIMP_ATTACH_BUGGY makes one that ignores it, and
  * P2PIMP_ATTACH_NO_P2P one that does not accept peer-to-peer memory.
@@ -27,7 +27,6 @@
 #include <linux/debugfs.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-resv.h>
-#include <linux/fcntl.h>
 #include <linux/fs.h>
 #include <linux/init.h>
 #include <linux/ktime.h>
@@ -101,32 +100,6 @@ static struct pci_dev *imp_pci_get(u32 domain, u32 bus, u32 devfn)
 	if (bus > 0xff || devfn > 0xff)
 		return NULL;
 	return pci_get_domain_bus_and_slot(domain, bus, devfn);
-}
-
-static long imp_export(void __user *uarg)
-{
-	struct p2pimp_export arg;
-	struct dma_buf *dmabuf;
-	struct pci_dev *pdev;
-	int fd;
-
-	if (copy_from_user(&arg, uarg, sizeof(arg)))
-		return -EFAULT;
-	pdev = imp_pci_get(arg.domain, arg.bus, arg.devfn);
-	if (!pdev)
-		return -ENODEV;
-	dmabuf = pci_p2pmem_export(pdev, arg.size, 0);
-	pci_dev_put(pdev);
-	if (IS_ERR(dmabuf))
-		return PTR_ERR(dmabuf);
-	fd = dma_buf_fd(dmabuf, O_CLOEXEC);
-	if (fd < 0) {
-		dma_buf_put(dmabuf);
-		return fd;
-	}
-	arg.fd = fd;
-	/* The fd is installed: userspace closes it, even on -EFAULT. */
-	return copy_to_user(uarg, &arg, sizeof(arg)) ? -EFAULT : 0;
 }
 
 static long imp_attach(struct imp_file *f, void __user *uarg)
@@ -382,9 +355,6 @@ static long imp_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	mutex_lock(&f->lock);
 	switch (cmd) {
-	case P2PIMP_IOC_EXPORT:
-		ret = imp_export(uarg);
-		break;
 	case P2PIMP_IOC_ATTACH:
 		ret = imp_attach(f, uarg);
 		break;

@@ -16,22 +16,6 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-/**
- * struct p2pimp_export - P2PIMP_IOC_EXPORT: pci_p2pmem_export() + dma_buf_fd()
- * @domain: PCI domain of the provider
- * @bus: bus number of the provider
- * @devfn: device and function of the provider
- * @fd: out: the dma-buf's file descriptor (O_CLOEXEC)
- * @size: bytes to export
- */
-struct p2pimp_export {
-	__u32 domain;
-	__u32 bus;
-	__u32 devfn;
-	__s32 fd;
-	__u64 size;
-};
-
 /* The importer's ops say allow_peer2peer = false (attach must fail). */
 #define P2PIMP_ATTACH_NO_P2P	0x1
 /* move_notify is counted but ignored: the mapping stays (a buggy importer). */
@@ -138,7 +122,6 @@ struct p2pimp_read {
 };
 
 #define P2PIMP_IOC_MAGIC	0xBA
-#define P2PIMP_IOC_EXPORT	_IOWR(P2PIMP_IOC_MAGIC, 0, struct p2pimp_export)
 #define P2PIMP_IOC_ATTACH	_IOWR(P2PIMP_IOC_MAGIC, 1, struct p2pimp_attach)
 #define P2PIMP_IOC_MAP		_IOWR(P2PIMP_IOC_MAGIC, 2, struct p2pimp_map)
 #define P2PIMP_IOC_STATUS	_IOWR(P2PIMP_IOC_MAGIC, 3, struct p2pimp_status)

@@ -3,7 +3,9 @@
  * P2P memory exported as a dma-buf, seen by an importer: the test importer
  * of the test kernels (CONFIG_PCI_P2PDMA_TEST_IMPORTER,
  * /sys/kernel/debug/p2pdma-importer/ctl, p2pdma_importer.h) attaches for a
- * named PCI function and reports what it was given.
+ * named PCI function and reports what it was given. The buffer is
+ * exported the way userspace gets one, through /dev/p2pmem
+ * (P2PMEM_IOC_EXPORT; the provider, an NVMe CMB, publishes its memory).
  *
  *   - map type: for each of the scenario's source and destination NVMe,
  *     what P2P_EXPECT_SRC/P2P_EXPECT_DST (the topology's scenario line)
@@ -15,7 +17,9 @@
  *     or "refused" (attach fails with EREMOTEIO); an importer that does
  *     not accept peer-to-peer memory is refused with EOPNOTSUPP;
  *   - bytes: an NVMe namespace DMAs a random pattern into the dma-buf's
- *     memory (the importer submits the read), the CPU reads every byte;
+ *     memory (the importer submits the read); every byte is compared
+ *     through the importer's kernel mapping and through an mmap() of the
+ *     dma-buf, and what no transfer wrote still reads zero;
  *   - memory: an export takes exactly its size from p2pmem/available, its
  *     release gives it back;
  *   - revocation: unbinding the provider calls move_notify once, the
@@ -38,11 +42,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <p2pdma_importer.h>
+#include "../../../../include/uapi/linux/p2pmem.h"
 
 #include "../kselftest_harness.h"
 
@@ -71,18 +77,23 @@ static int parse_bdf(const char *bdf, __u32 *domain, __u32 *bus, __u32 *devfn)
 }
 
 /*
- * The one place that makes a dma-buf of @size bytes of @bdf's P2P memory:
- * the test importer's export command until /dev/p2pmem's
- * P2PMEM_IOC_EXPORT lands (struct p2pmem_export has the same fields).
- * Returns the fd, or -errno.
+ * @size bytes of @bdf's P2P memory as a dma-buf, the way userspace gets
+ * one: P2PMEM_IOC_EXPORT of /dev/p2pmem (the provider has published its
+ * memory). Returns the fd, or -errno.
  */
-static int export_dmabuf(int ctl, const char *bdf, size_t size)
+static int export_dmabuf(const char *bdf, size_t size)
 {
-	struct p2pimp_export e = { .size = size };
+	struct p2pmem_export e = { .size = size };
+	int dev, ret;
 
 	if (parse_bdf(bdf, &e.domain, &e.bus, &e.devfn))
 		return -EINVAL;
-	return ioctl(ctl, P2PIMP_IOC_EXPORT, &e) ? -errno : e.fd;
+	dev = open("/dev/p2pmem", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -errno;
+	ret = ioctl(dev, P2PMEM_IOC_EXPORT, &e) ? -errno : e.fd;
+	close(dev);
+	return ret;
 }
 
 /* Attach to @fd for the PCI function @bdf; the handle, or -errno. */
@@ -247,7 +258,7 @@ FIXTURE_SETUP(import)
 	ASSERT_LE((long long)BUF_SIZE, self->avail);
 	self->ctl = open(CTL, O_RDWR);
 	ASSERT_LE(0, self->ctl) TH_LOG("open %s: %s", CTL, strerror(errno));
-	self->fd = export_dmabuf(self->ctl, self->mem.bdf, BUF_SIZE);
+	self->fd = export_dmabuf(self->mem.bdf, BUF_SIZE);
 	ASSERT_LE(0, self->fd) TH_LOG("export: %s", strerror(-self->fd));
 }
 
@@ -353,8 +364,8 @@ TEST_F(import, export_takes_its_size_and_release_returns_it)
 TEST_F(import, nvme_dma_into_dmabuf_reads_back_every_byte)
 {
 	const struct nvme_dev *c = reachable(self);
-	size_t len = MIB, off2 = 4096 + 512, len2 = 8 * 512;
-	unsigned char *ram, *back;
+	size_t len = MIB, off2 = 4096 + 512, len2 = 8 * 512, i;
+	unsigned char *ram, *back, *cpu;
 	struct p2pimp_map m;
 	int h, fd;
 
@@ -365,13 +376,20 @@ TEST_F(import, nvme_dma_into_dmabuf_reads_back_every_byte)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ((ssize_t)len, pwrite(fd, ram, len, DISK_OFF));
 	close(fd);
+	/* The CPU's view: the dma-buf's own mmap() of the same memory. */
+	cpu = mmap(NULL, BUF_SIZE, PROT_READ, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, cpu) TH_LOG("mmap of the dma-buf: %s", strerror(errno));
 	h = attach(self->ctl, self->fd, c->bdf, 0);
 	ASSERT_LE(0, h);
 	ASSERT_EQ(0, map(self->ctl, h, &m));
-	/* The whole first MiB, by the NVMe's P2P DMA. */
+	/*
+	 * The whole first MiB, by the NVMe's P2P DMA, read back through the
+	 * importer's kernel mapping and through the mmap().
+	 */
 	ASSERT_EQ(0, nvme_io(self->ctl, h, c->blk, DISK_OFF, 0, len));
 	ASSERT_EQ(0, buf_read(self->ctl, h, 0, back, len));
 	EXPECT_EQ(0, memcmp(back, ram, len));
+	EXPECT_EQ(0, memcmp(cpu, ram, len));
 	/* 4 KiB at an offset that is no page boundary, neighbours kept. */
 	ASSERT_EQ(0, nvme_io(self->ctl, h, c->blk, DISK_OFF, MIB + off2, len2));
 	ASSERT_EQ(0, buf_read(self->ctl, h, MIB + off2, back, len2));
@@ -380,9 +398,19 @@ TEST_F(import, nvme_dma_into_dmabuf_reads_back_every_byte)
 	ASSERT_EQ(0, buf_read(self->ctl, h, MIB + off2 - 512, back, 512 + len2));
 	EXPECT_EQ(0, memcmp(back, ram + 512, 512));
 	EXPECT_EQ(0, memcmp(back + 512, ram, len2));
+	EXPECT_EQ(0, memcmp(cpu + MIB + off2 - 512, ram + 512, 512));
+	EXPECT_EQ(0, memcmp(cpu + MIB + off2, ram, len2));
+	/* What no transfer wrote still reads as the export's zeroes. */
+	for (i = len; i < MIB + off2 - 512 && !cpu[i]; i++)
+		;
+	EXPECT_EQ(MIB + off2 - 512, i);
+	for (i = MIB + off2 + len2; i < BUF_SIZE && !cpu[i]; i++)
+		;
+	EXPECT_EQ(BUF_SIZE, i);
 	/* Out of the buffer. */
 	EXPECT_EQ(-EINVAL, nvme_io(self->ctl, h, c->blk, DISK_OFF, BUF_SIZE - 512, 1024));
 	EXPECT_EQ(0, ioctl(self->ctl, P2PIMP_IOC_DETACH, h));
+	EXPECT_EQ(0, munmap(cpu, BUF_SIZE));
 	free(ram);
 }
 
