@@ -23,13 +23,10 @@
  * provide the devices).
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <limits.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,7 +35,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
@@ -46,105 +42,7 @@
 #define MIB		(1024UL * 1024)
 #define DISK_OFF	(48 * MIB)	/* region of the disks these tests use */
 
-
 #include "p2pdma_util.h"
-
-#define BIND_TIMEOUT_S	60
-
-/* The driver the provider was bound to when the case began. */
-static char provider_drv[64] = "nvme";
-
-/*
- * Bind or unbind the provider's driver (provider_drv). The write happens in a child
- * process and is waited for at most BIND_TIMEOUT_S seconds: an unbind that
- * never ends (a leaked page reference keeps memunmap_pages() waiting) then
- * fails the test that did it, by name, instead of hanging the whole run.
- * The stuck child is left behind; nothing can kill it.
- */
-static int set_bound(const char *bdf, bool bind)
-{
-	char path[256];
-	int status, i;
-	pid_t pid;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/%s", provider_drv,
-		 bind ? "bind" : "unbind");
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid)
-		_exit(write_file(path, bdf) ? 1 : 0);
-	for (i = 0; i < BIND_TIMEOUT_S * 10; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
-		usleep(100000);
-	}
-	fprintf(stderr, "# %s of %s still blocked after %d s\n",
-		bind ? "bind" : "unbind", bdf, BIND_TIMEOUT_S);
-	return -ETIMEDOUT;
-}
-
-static void fill(unsigned char *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (unsigned char)((i * 131 + seed) ^ (i >> 9));
-}
-
-/* Per thread, so that several threads may touch() at once. */
-static __thread sigjmp_buf fault_jmp;
-static __thread int fault_armed;	/* with __atomic: the handler reads it */
-
-/*
- * The signal number travels back as sigsetjmp()'s return value. A fault
- * outside touch() gets the default action when the access is retried.
- */
-static void on_fault(int sig)
-{
-	if (!__atomic_load_n(&fault_armed, __ATOMIC_SEQ_CST)) {
-		signal(sig, SIG_DFL);
-		return;
-	}
-	__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
-	siglongjmp(fault_jmp, sig);
-}
-
-/* Touch @p; return the signal it raised, or 0. */
-static int touch(unsigned char *p, bool write)
-{
-	struct sigaction sa = { .sa_handler = on_fault };
-	int sig;
-
-	sigaction(SIGBUS, &sa, NULL);
-	sigaction(SIGSEGV, &sa, NULL);
-	sig = sigsetjmp(fault_jmp, 1);
-	if (!sig) {
-		__atomic_store_n(&fault_armed, 1, __ATOMIC_SEQ_CST);
-		if (write)
-			__atomic_store_n(p, 0x5a, __ATOMIC_RELAXED);
-		else
-			(void)__atomic_load_n(p, __ATOMIC_RELAXED);
-		__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
-	}
-	return sig;
-}
-
-/*
- * Offset of the first non-zero byte of @p, or -1 if all @len (a multiple
- * of 8) are zero. Reads 8 bytes at a time: each load from an emulated CMB
- * is a call into the device model.
- */
-static long first_nonzero(const unsigned char *p, size_t len)
-{
-	const uint64_t *q = (const uint64_t *)p;
-	size_t i;
-
-	for (i = 0; i < len / 8; i++)
-		if (q[i])
-			return i * 8 + __builtin_ctzll(q[i]) / 8;
-	return -1;
-}
 
 FIXTURE(p2pmem) {
 	struct nvme_dev mem, src, dst;
@@ -153,19 +51,6 @@ FIXTURE(p2pmem) {
 	long long size, avail;
 	int fd;
 };
-
-/* Remember the driver @bdf is bound to, for set_bound(); 0 on success. */
-static int remember_driver(const char *bdf)
-{
-	char path[PATH_MAX], buf[PATH_MAX], *base;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", bdf);
-	if (!realpath(path, buf))
-		return -1;
-	base = strrchr(buf, '/');
-	snprintf(provider_drv, sizeof(provider_drv), "%s", base + 1);
-	return 0;
-}
 
 FIXTURE_SETUP(p2pmem)
 {
@@ -954,14 +839,6 @@ struct worker {
 	int id, errors, rounds;
 	double until;
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void *worker_fn(void *arg)
 {

@@ -1,18 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers the P2PDMA kselftests share: sysfs files, the NVMe controller
- * a topology names by serial, a provider's p2pmem directory.
+ * a topology names by serial, a provider's p2pmem directory, binding and
+ * unbinding the provider's driver in bounded time, the byte patterns the
+ * tests write and compare, and touching a mapping that may fault.
+ *
+ * Every helper is static inline: a program that does not use one gets no
+ * "defined but not used" warning for it.
  */
 #ifndef P2PDMA_UTIL_H
 #define P2PDMA_UTIL_H
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#include <linux/types.h>
 
 struct nvme_dev {
 	char bdf[32];		/* PCI address, e.g. 0000:03:00.0 */
@@ -113,6 +126,160 @@ static inline int wait_p2pmem(const char *bdf)
 		usleep(100000);
 	}
 	return -1;
+}
+
+/* "0000:03:00.0" -> domain, bus, devfn; 0 on success. */
+static inline int parse_bdf(const char *bdf, __u32 *domain, __u32 *bus, __u32 *devfn)
+{
+	unsigned int d, b, s, f;
+
+	if (sscanf(bdf, "%x:%x:%x.%x", &d, &b, &s, &f) != 4)
+		return -1;
+	*domain = d;
+	*bus = b;
+	*devfn = s << 3 | f;
+	return 0;
+}
+
+/* Seconds since an arbitrary point, CLOCK_MONOTONIC. */
+static inline double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#define BIND_TIMEOUT_S	60
+
+/* The driver the provider was bound to when the case began. */
+static char provider_drv[64];
+
+/* Remember the driver @bdf is bound to, for set_bound(); 0 on success. */
+static inline int remember_driver(const char *bdf)
+{
+	char path[PATH_MAX], buf[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", bdf);
+	if (!realpath(path, buf))
+		return -1;
+	snprintf(provider_drv, sizeof(provider_drv), "%s", strrchr(buf, '/') + 1);
+	return 0;
+}
+
+/*
+ * Bind or unbind @bdf to or from provider_drv (remember_driver()). The
+ * write happens in a child process, waited for at most BIND_TIMEOUT_S
+ * seconds, polled every 10 ms (callers time the unbind): an unbind that
+ * never ends (a leaked page reference keeps memunmap_pages() waiting) then
+ * fails the case that did it, by name, instead of hanging the whole run.
+ * The stuck child is left behind; nothing can kill it.
+ * Returns 0, -1 if the write failed, or -ETIMEDOUT.
+ */
+static inline int set_bound(const char *bdf, bool bind)
+{
+	char path[256];
+	int status, i;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/%s", provider_drv,
+		 bind ? "bind" : "unbind");
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(write_file(path, bdf) ? 1 : 0);
+	for (i = 0; i < BIND_TIMEOUT_S * 100; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+		usleep(10000);
+	}
+	fprintf(stderr, "# %s of %s still blocked after %d s\n",
+		bind ? "bind" : "unbind", bdf, BIND_TIMEOUT_S);
+	return -ETIMEDOUT;
+}
+
+/* The byte at offset @i of pattern @seed. */
+static inline unsigned char pat(size_t i, unsigned int seed)
+{
+	return (unsigned char)((i * 131 + seed) ^ (i >> 9));
+}
+
+/* Write pattern @seed into @len bytes at @p. */
+static inline void fill(unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pat(i, seed);
+}
+
+/* Offset of the first byte of @p that is not pattern @seed, or -1. */
+static inline long mismatch(const unsigned char *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pat(i, seed))
+			return i;
+	return -1;
+}
+
+/*
+ * Offset of the first non-zero byte of @p, or -1 if all @len (a multiple
+ * of 8) are zero. Reads 8 bytes at a time: each load from an emulated CMB
+ * is a call into the device model.
+ */
+static inline long first_nonzero(const unsigned char *p, size_t len)
+{
+	const uint64_t *q = (const uint64_t *)p;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		if (q[i])
+			return i * 8 + __builtin_ctzll(q[i]) / 8;
+	return -1;
+}
+
+/* Per thread, so that several threads may touch() at once. */
+static __thread sigjmp_buf fault_jmp;
+static __thread int fault_armed;	/* with __atomic: the handler reads it */
+
+/*
+ * The signal number travels back as sigsetjmp()'s return value. A fault
+ * outside touch() gets the default action when the access is retried.
+ */
+static inline void on_fault(int sig)
+{
+	if (!__atomic_load_n(&fault_armed, __ATOMIC_SEQ_CST)) {
+		signal(sig, SIG_DFL);
+		return;
+	}
+	__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
+	siglongjmp(fault_jmp, sig);
+}
+
+/*
+ * Read or write (0x5a) the byte at @p, an access the compiler cannot drop;
+ * return the signal it raised (SIGBUS, SIGSEGV), or 0.
+ */
+static inline int touch(unsigned char *p, bool write)
+{
+	struct sigaction sa = { .sa_handler = on_fault };
+	int sig;
+
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGSEGV, &sa, NULL);
+	sig = sigsetjmp(fault_jmp, 1);
+	if (!sig) {
+		__atomic_store_n(&fault_armed, 1, __ATOMIC_SEQ_CST);
+		if (write)
+			__atomic_store_n(p, 0x5a, __ATOMIC_RELAXED);
+		else
+			(void)__atomic_load_n(p, __ATOMIC_RELAXED);
+		__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
+	}
+	return sig;
 }
 
 #endif /* P2PDMA_UTIL_H */

@@ -18,11 +18,8 @@
  * failure). Every bind and unbind is bounded (BIND_TIMEOUT_S).
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -44,109 +41,8 @@
 #define MIB		(1024UL * 1024)
 #define PAGE		4096UL
 #define DEV		"/dev/p2pmem"
-#define BIND_TIMEOUT_S	60
 
 #include "p2pdma_util.h"
-
-static char provider_drv[64];
-
-/*
- * Bind or unbind the provider's driver, in a child waited for at most
- * BIND_TIMEOUT_S seconds: a stuck unbind fails the case that did it.
- */
-static int set_bound(const char *bdf, bool bind)
-{
-	char path[256];
-	int status, i;
-	pid_t pid;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/%s", provider_drv,
-		 bind ? "bind" : "unbind");
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid)
-		_exit(write_file(path, bdf) ? 1 : 0);
-	for (i = 0; i < BIND_TIMEOUT_S * 10; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
-		usleep(100000);
-	}
-	fprintf(stderr, "# %s of %s still blocked after %d s\n",
-		bind ? "bind" : "unbind", bdf, BIND_TIMEOUT_S);
-	return -ETIMEDOUT;
-}
-
-/* The byte at offset @i of pattern @seed. */
-static unsigned char pat(size_t i, unsigned int seed)
-{
-	return (unsigned char)((i * 131 + seed) ^ (i >> 9));
-}
-
-static void fill(unsigned char *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pat(i, seed);
-}
-
-/* Offset of the first byte of @p that is not pattern @seed, or -1. */
-static long mismatch(const unsigned char *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pat(i, seed))
-			return i;
-	return -1;
-}
-
-/* Offset of the first non-zero byte of @p (@len a multiple of 8), or -1. */
-static long first_nonzero(const unsigned char *p, size_t len)
-{
-	const uint64_t *q = (const uint64_t *)p;
-	size_t i;
-
-	for (i = 0; i < len / 8; i++)
-		if (q[i])
-			return i * 8 + __builtin_ctzll(q[i]) / 8;
-	return -1;
-}
-
-static sigjmp_buf fault_jmp;
-static int fault_armed;	/* with __atomic: the handler reads it */
-
-/* A fault outside touch() gets the default action when it is retried. */
-static void on_fault(int sig)
-{
-	if (!__atomic_load_n(&fault_armed, __ATOMIC_SEQ_CST)) {
-		signal(sig, SIG_DFL);
-		return;
-	}
-	__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
-	siglongjmp(fault_jmp, sig);
-}
-
-/* Touch @p; return the signal it raised, or 0. */
-static int touch(unsigned char *p, bool write)
-{
-	struct sigaction sa = { .sa_handler = on_fault };
-	int sig;
-
-	sigaction(SIGBUS, &sa, NULL);
-	sigaction(SIGSEGV, &sa, NULL);
-	sig = sigsetjmp(fault_jmp, 1);
-	if (!sig) {
-		__atomic_store_n(&fault_armed, 1, __ATOMIC_SEQ_CST);
-		if (write)
-			__atomic_store_n(p, 0x5a, __ATOMIC_RELAXED);
-		else
-			(void)__atomic_load_n(p, __ATOMIC_RELAXED);
-		__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
-	}
-	return sig;
-}
 
 FIXTURE(p2pexp) {
 	char bdf[64];
@@ -158,8 +54,6 @@ FIXTURE(p2pexp) {
 FIXTURE_SETUP(p2pexp)
 {
 	const char *bdf = getenv("P2P_MEM_BDF");
-	char path[PATH_MAX], buf[PATH_MAX];
-	unsigned int dom, bus, dev, fn;
 	struct nvme_dev nd;
 
 	self->dev = -1;
@@ -169,20 +63,15 @@ FIXTURE_SETUP(p2pexp)
 		SKIP(return, "no NVMe with serial P2P_MEM=%s", getenv("P2P_MEM") ?: "(unset)");
 	else
 		snprintf(self->bdf, sizeof(self->bdf), "%s", nd.bdf);
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", self->bdf);
-	if (!realpath(path, buf))
+	if (remember_driver(self->bdf))
 		SKIP(return, "%s is bound to no driver", self->bdf);
-	snprintf(provider_drv, sizeof(provider_drv), "%s", strrchr(buf, '/') + 1);
 	self->size = read_ull(P2PMEM "size", self->bdf);
 	if (self->size <= 0)
 		SKIP(return, "%s has no P2P memory", self->bdf);
 	ASSERT_EQ(1, read_ull(P2PMEM "published", self->bdf));
-	if (sscanf(self->bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
-		ASSERT_TRUE(false) TH_LOG("not a PCI address: %s", self->bdf);
 	memset(&self->req, 0, sizeof(self->req));
-	self->req.domain = dom;
-	self->req.bus = bus;
-	self->req.devfn = dev << 3 | fn;
+	ASSERT_EQ(0, parse_bdf(self->bdf, &self->req.domain, &self->req.bus,
+			       &self->req.devfn)) TH_LOG("not a PCI address: %s", self->bdf);
 	self->req.size = MIB;
 	self->req.fd = -1;
 	self->dev = open(DEV, O_RDWR | O_CLOEXEC);

@@ -33,10 +33,8 @@
  * P2P_EXPECT_DST.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +42,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <p2pdma_importer.h>
@@ -57,24 +54,9 @@
 #define DISK_OFF	(40 * MIB)	/* region of the disks these tests use */
 #define CTL		"/sys/kernel/debug/p2pdma-importer/ctl"
 #define REVOKE_BOUND_S	10		/* P2P_DMABUF_REVOKE_WAIT of dmabuf.c */
-#define BIND_TIMEOUT_S	60
 #define IGNORED_LINE	"revoked with 1 mappings left: an importer ignored move_notify"
 
-
 #include "p2pdma_util.h"
-
-/* "0000:03:00.0" -> domain, bus, devfn; 0 on success. */
-static int parse_bdf(const char *bdf, __u32 *domain, __u32 *bus, __u32 *devfn)
-{
-	unsigned int d, b, s, f;
-
-	if (sscanf(bdf, "%x:%x:%x.%x", &d, &b, &s, &f) != 4)
-		return -1;
-	*domain = d;
-	*bus = b;
-	*devfn = s << 3 | f;
-	return 0;
-}
 
 /*
  * @size bytes of @bdf's P2P memory as a dma-buf, the way userspace gets
@@ -144,45 +126,6 @@ static int nvme_io(int ctl, int handle, const char *blk, size_t disk_off,
 	return ioctl(ctl, P2PIMP_IOC_IO, &io) ? -errno : 0;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static char provider_drv[64];
-
-/*
- * Bind or unbind the provider's driver from a child, waited for at most
- * BIND_TIMEOUT_S: a stuck unbind fails the test instead of the run.
- */
-static int set_bound(const char *bdf, int bind)
-{
-	char path[256];
-	int status, i, fd;
-	pid_t pid;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/%s", provider_drv,
-		 bind ? "bind" : "unbind");
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		fd = open(path, O_WRONLY);
-		_exit(fd >= 0 && write(fd, bdf, strlen(bdf)) == (ssize_t)strlen(bdf) ? 0 : 1);
-	}
-	for (i = 0; i < BIND_TIMEOUT_S * 100; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
-		usleep(10000);
-	}
-	fprintf(stderr, "# %s of %s still blocked after %d s\n",
-		bind ? "bind" : "unbind", bdf, BIND_TIMEOUT_S);
-	return -ETIMEDOUT;
-}
-
 static int is_bound(const char *bdf)
 {
 	char path[256];
@@ -243,17 +186,13 @@ FIXTURE(import) {
 
 FIXTURE_SETUP(import)
 {
-	char path[PATH_MAX], buf[PATH_MAX];
-
 	self->ctl = -1;
 	self->fd = -1;
 	if (find_nvme(getenv("P2P_MEM"), &self->mem))
 		SKIP(return, "no NVMe with serial P2P_MEM=%s", getenv("P2P_MEM") ?: "(unset)");
 	ASSERT_EQ(0, find_nvme(getenv("P2P_SRC"), &self->src));
 	ASSERT_EQ(0, find_nvme(getenv("P2P_DST"), &self->dst));
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", self->mem.bdf);
-	ASSERT_NE(NULL, realpath(path, buf));
-	snprintf(provider_drv, sizeof(provider_drv), "%s", strrchr(buf, '/') + 1);
+	ASSERT_EQ(0, remember_driver(self->mem.bdf));
 	self->avail = available(self->mem.bdf);
 	ASSERT_LE((long long)BUF_SIZE, self->avail);
 	self->ctl = open(CTL, O_RDWR);
