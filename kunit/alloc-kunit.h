@@ -205,52 +205,6 @@ static void alloc_exhaust_test(struct kunit *test)
 		pci_free_p2pmem(al_prov->pdev, page[i], PAGE_SIZE);
 }
 
-/*
- * Kernel allocations of a bitmap word of pages or more prefer runs that
- * start on a word (p2p_algo_word()); where there is no such run, the
- * first fit that p2p_alloc() falls back to still finds one. On pools of
- * the test's own, at a made-up address (genalloc never touches the
- * memory): the suite's provider has fewer pages than a word.
- */
-static void alloc_word_aligned_test(struct kunit *test)
-{
-	const unsigned long base = 0x100000000UL, word = BITS_PER_LONG;
-	unsigned long one, run, none, fit;
-	struct gen_pool *pool;
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		/* Two words of pages, then one word and one page. */
-		pool = gen_pool_create(PAGE_SHIFT, NUMA_NO_NODE);
-		KUNIT_ASSERT_NOT_NULL(test, pool);
-		KUNIT_ASSERT_EQ(test, gen_pool_add(pool, base,
-						   (i ? word + 1 : 2 * word) * PAGE_SIZE,
-						   NUMA_NO_NODE), 0);
-		one = gen_pool_alloc(pool, PAGE_SIZE);
-		KUNIT_EXPECT_EQ(test, one, base);
-		if (!i) {
-			/* The next word, not the run that starts at page 1. */
-			run = gen_pool_alloc_algo(pool, word * PAGE_SIZE,
-						  p2p_algo_word, NULL);
-			KUNIT_EXPECT_EQ(test, run, base + word * PAGE_SIZE);
-			if (run)
-				gen_pool_free(pool, run, word * PAGE_SIZE);
-		} else {
-			/* Pages 1 to 64 are free, but no word of them is. */
-			none = gen_pool_alloc_algo(pool, word * PAGE_SIZE,
-						   p2p_algo_word, NULL);
-			KUNIT_EXPECT_EQ(test, none, 0);
-			fit = gen_pool_alloc(pool, word * PAGE_SIZE);
-			KUNIT_EXPECT_EQ(test, fit, base + PAGE_SIZE);
-			if (fit)
-				gen_pool_free(pool, fit, word * PAGE_SIZE);
-		}
-		if (one)
-			gen_pool_free(pool, one, PAGE_SIZE);
-		gen_pool_destroy(pool);
-	}
-}
-
 /* The whole pool in one piece blocks every further allocation. */
 static void alloc_whole_pool_test(struct kunit *test)
 {
@@ -850,7 +804,6 @@ static struct kunit_case p2pdma_alloc_cases[] = {
 	KUNIT_CASE(alloc_too_much_test),
 	KUNIT_CASE(alloc_exhaust_test),
 	KUNIT_CASE(alloc_whole_pool_test),
-	KUNIT_CASE(alloc_word_aligned_test),
 	KUNIT_CASE(alloc_virt_to_bus_test),
 	KUNIT_CASE(alloc_no_pool_test),
 	KUNIT_CASE(alloc_closing_test),

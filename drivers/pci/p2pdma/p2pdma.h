@@ -267,9 +267,6 @@ void p2p_publish_update(struct pci_p2pdma *p2p, bool publish);
 u64 p2p_read_back(const u64 *last);
 bool p2p_provider_decodes(struct pci_dev *pdev);
 void p2p_pool_put(struct pci_p2pdma *p2p, unsigned long addr, size_t size);
-unsigned long p2p_algo_word(unsigned long *map, unsigned long size,
-			    unsigned long start, unsigned int nr, void *data,
-			    struct gen_pool *pool, unsigned long start_addr);
 size_t p2p_pool_avail(struct pci_p2pdma *p2p);
 int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 		  unsigned long npages, unsigned long *done);

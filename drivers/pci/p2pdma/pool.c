@@ -421,23 +421,6 @@ static unsigned long p2p_algo_clean(unsigned long *map, unsigned long size,
 }
 
 /*
- * genalloc algorithm for kernel allocations of BITS_PER_LONG pages or
- * more: the first free run that starts on a word of genalloc's bitmap
- * (and of the dirty bitmap, which has the same layout). Claiming and
- * freeing it then update whole words, with one atomic operation each,
- * and the search skips small allocations a word at a time. Only a
- * preference: p2p_alloc() falls back to first fit.
- */
-VISIBLE_IF_KUNIT unsigned long p2p_algo_word(unsigned long *map, unsigned long size,
-					     unsigned long start, unsigned int nr,
-					     void *data, struct gen_pool *pool,
-					     unsigned long start_addr)
-{
-	return bitmap_find_next_zero_area(map, size, start, nr,
-					  BITS_PER_LONG - 1);
-}
-
-/*
  * Allocate @size bytes and one pgmap reference for each of @refs users.
  * Kernel users (@cached) are served first from this CPU's cache; mmap()
  * takes memory from the pool, clean memory first if a run is long enough.
@@ -464,9 +447,6 @@ void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 	} else if (!cached) {
 		addr = gen_pool_alloc_algo_owner(p2p->pool, size, p2p_algo_clean,
 						 p2p, (void **)&region);
-	} else if (size >= BITS_PER_LONG * PAGE_SIZE) {
-		addr = gen_pool_alloc_algo_owner(p2p->pool, size, p2p_algo_word,
-						 NULL, (void **)&region);
 	}
 	if (!addr) {
 		addr = gen_pool_alloc_owner(p2p->pool, size, (void **)&region);
@@ -505,12 +485,9 @@ void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
  * not cleared: it holds what its last user left. An allocation of a
  * power of two pages up to 256 (1 MiB with 4 KiB pages) is served first
  * from this CPU's cache of memory freed by pci_free_p2pmem(); the pool is
- * searched otherwise, and the caches
- * are emptied into it before an allocation fails. An allocation of
- * BITS_PER_LONG pages (256 KiB with 4 KiB pages on 64-bit) or more starts
- * a multiple of that many pages into its registered range if the pool has
- * room there, and anywhere else otherwise. Nothing is cleared or
- * written in the background.
+ * searched otherwise (first fit), and the caches are emptied into it
+ * before an allocation fails. Nothing is cleared or written in the
+ * background.
  *
  * Context: any, including atomic and interrupt context; does not sleep
  * (RCU read side, a per-CPU spinlock, the lockless genalloc bitmap).
