@@ -303,7 +303,7 @@ TEST_F(import, export_takes_its_size_and_release_returns_it)
 TEST_F(import, nvme_dma_into_dmabuf_reads_back_every_byte)
 {
 	const struct nvme_dev *c = reachable(self);
-	size_t len = MIB, off2 = 4096 + 512, len2 = 8 * 512, i;
+	size_t len = MIB, off2 = 4096 + 512, len2 = 8 * 512;
 	unsigned char *ram, *back, *cpu;
 	struct p2pimp_map m;
 	int h, fd;
@@ -340,12 +340,8 @@ TEST_F(import, nvme_dma_into_dmabuf_reads_back_every_byte)
 	EXPECT_EQ(0, memcmp(cpu + MIB + off2 - 512, ram + 512, 512));
 	EXPECT_EQ(0, memcmp(cpu + MIB + off2, ram, len2));
 	/* What no transfer wrote still reads as the export's zeroes. */
-	for (i = len; i < MIB + off2 - 512 && !cpu[i]; i++)
-		;
-	EXPECT_EQ(MIB + off2 - 512, i);
-	for (i = MIB + off2 + len2; i < BUF_SIZE && !cpu[i]; i++)
-		;
-	EXPECT_EQ(BUF_SIZE, i);
+	EXPECT_EQ(-1, first_nonzero(cpu + len, MIB + off2 - 512 - len));
+	EXPECT_EQ(-1, first_nonzero(cpu + MIB + off2 + len2, BUF_SIZE - MIB - off2 - len2));
 	/* Out of the buffer. */
 	EXPECT_EQ(-EINVAL, nvme_io(self->ctl, h, c->blk, DISK_OFF, BUF_SIZE - 512, 1024));
 	EXPECT_EQ(0, ioctl(self->ctl, P2PIMP_IOC_DETACH, h));
