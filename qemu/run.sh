@@ -62,6 +62,33 @@ for t in "${topo_names[@]}"; do
 done
 kernel=${KERNEL:-$top/build/out-$flavour/arch/x86/boot/bzImage}
 [ -f "$kernel" ] || { echo "qemu/run.sh: $kernel not built (make kernel-$flavour)" >&2; exit 2; }
+# This script builds nothing: the guest runs whatever build/ holds. Name a
+# program older than its source, which would test code that is not this
+# checkout's (make test builds everything first, so it never warns there).
+stale=""
+newer() { # OUT SRC...: record OUT if a SRC is newer
+	local out=$1 src
+	shift
+	[ -z "$stale" ] && [ -e "$out" ] || return 0
+	for src in "$@"; do
+		[ "$src" -nt "$out" ] && stale="${out#"$top"/} is older than ${src#"$top"/}"
+	done
+	return 0
+}
+sdir=tools/testing/selftests/p2pdma
+for src in "$top"/tools/*.c; do
+	newer "$top/build/bin/$(basename "$src" .c)" "$src"
+done
+newer "$top/build/bin/p2pdma" "$top"/tools/pci/p2pdma/*.c
+for src in "$top/$sdir"/*.c; do
+	newer "$top/build/selftests/install/p2pdma/$(basename "$src" .c)" \
+		"$src" "$top/$sdir/p2pdma_util.h"
+done
+for src in "$top/$sdir"/*.sh; do
+	newer "$top/build/selftests/install/p2pdma/$(basename "$src")" "$src"
+done
+[ -z "$stale" ] ||
+	echo "qemu/run.sh: warning: $stale; run 'make tools selftests' first" >&2
 
 run=$top/build/runs/${RUN_NAME:-$topo}-$flavour-$(date +%Y%m%d-%H%M%S)-$$
 mkdir -p "$run"
