@@ -9,7 +9,10 @@ RAW has one line per result: "<kernel> <rep> <key> <value>", kernel being
 OUTDIR/results.json and OUTDIR/ratios.png (gnuplot), and prints a Markdown
 table: the median over the repetitions of each kernel and the ratio, oriented
 so that > 1 means ours is better (in-tree/ours for times and bytes,
-ours/in-tree for throughput). Then issue 11's goals (a ratio each row must
+ours/in-tree for throughput), and the lowest and highest ratio of one boot
+pair (the boots alternate, ours first: pair N is the Nth of each), which
+shows how far this run's noise moves a row; the control rows run the same
+code in both kernels, so their spread is the noise alone. Then issue 11's goals (a ratio each row must
 reach) and, as information, where the no-touch mmap time goes: the mmap()
 and munmap() calls ('#' lines of RAW). Goals are reported, not enforced.
 """
@@ -111,6 +114,15 @@ def ratio_of(ours, intree, higher):
     return num / den if den > 0 else (1.0 if num == den else None)
 
 
+def pair_range(runs, reps, key, higher):
+    """(lowest, highest) ratio of one boot pair, or (None, None)"""
+    pairs = [ratio_of(runs.get(('bench', r), {}).get(key),
+                      runs.get(('bench-intree', r), {}).get(key), higher)
+             for r in reps['bench']]
+    pairs = [x for x in pairs if x is not None]
+    return (min(pairs), max(pairs)) if pairs else (None, None)
+
+
 def main():
     raw, outdir = sys.argv[1:3]
     runs, info = load(raw)
@@ -122,9 +134,10 @@ def main():
         ours, intree = med['bench'], med['bench-intree']
         ratio = ratio_of(ours, intree, higher)
         goal = GOALS.get(key)
+        lo, hi = pair_range(runs, reps, key, higher)
         rows.append(dict(metric=metric, key=key, description=desc, unit=unit,
                          higher_is_better=higher, ours=ours, intree=intree, ratio=ratio,
-                         goal=goal,
+                         ratio_min=lo, ratio_max=hi, goal=goal,
                          goal_met=None if goal is None or ratio is None else ratio >= goal))
     info_rows = []
     for key, desc, unit in INFO:
@@ -138,10 +151,11 @@ def main():
         w = csv.writer(f)
         # goal and goal_met are empty for rows without a goal.
         w.writerow(['metric', 'key', 'description', 'unit', 'ours', 'intree', 'ratio',
-                    'goal', 'goal_met'])
+                    'ratio_min', 'ratio_max', 'goal', 'goal_met'])
         for r in rows:
             w.writerow([r['metric'], r['key'], r['description'], r['unit'],
-                        r['ours'], r['intree'], r['ratio'], r['goal'], r['goal_met']])
+                        r['ours'], r['intree'], r['ratio'], r['ratio_min'], r['ratio_max'],
+                        r['goal'], r['goal_met']])
     with open(os.path.join(outdir, 'results.json'), 'w') as f:
         json.dump(dict(machine=mach, repetitions={k: len(v) for k, v in reps.items()},
                        rows=rows, info=info_rows), f, indent=1)
@@ -171,12 +185,15 @@ plot "{os.path.join(outdir, 'ratios.dat')}" using 0:2:xtic(1) with boxes lc rgb 
 
     print(f'\nmake bench: medians of {len(reps["bench"])} (ours) and '
           f'{len(reps["bench-intree"])} (in-tree) boots; machine: {mach}\n')
-    print('| # | what | unit | ours | in-tree | ratio |')
-    print('| --- | --- | --- | ---: | ---: | ---: |')
+    print('| # | what | unit | ours | in-tree | ratio | boot pairs |')
+    print('| --- | --- | --- | ---: | ---: | ---: | ---: |')
     for r in rows:
         print(f'| {r["metric"]} | {r["description"]} | {r["unit"]} | {fmt(r["ours"], r["unit"])} | '
-              f'{fmt(r["intree"], r["unit"])} | {fmt(r["ratio"], "x")} |')
-    print('\nratio: in-tree/ours (ours/in-tree for MB/s); > 1 means ours is better.')
+              f'{fmt(r["intree"], r["unit"])} | {fmt(r["ratio"], "x")} | '
+              f'{fmt(r["ratio_min"], "x")}-{fmt(r["ratio_max"], "x")} |')
+    print('\nratio: in-tree/ours (ours/in-tree for MB/s); > 1 means ours is better.'
+          '\nboot pairs: the lowest and highest ratio of one boot of each kernel;'
+          ' the control rows\' spread is the noise alone.')
 
     print('\nIssue 11 goals (ratio as above):\n')
     print('| what | unit | ours | in-tree | ratio | goal | met |')
