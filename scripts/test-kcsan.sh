@@ -5,9 +5,9 @@
 # flavour with KCSAN in place of KASAN) and boot it, one guest at a time, on
 # the machines of tests/machines that run the KUnit suites and the
 # concurrency cases: `intel` (KUnit, among them the pool on every CPU at
-# once; the full p2pdma_test: threads, unbind stress, mmap vs unbind; the
-# same load cases with the ivshmem as provider) and `iommu` (the full
-# p2pdma_test again, under a translating IOMMU). tests/run-all.sh judges
+# once), `intel-switch` (the full p2pdma_test: threads, unbind stress, mmap
+# vs unbind; the same load cases with the ivshmem as provider) and `iommu`
+# (the full p2pdma_test again, under a translating IOMMU). tests/run-all.sh judges
 # them against tests/plan like `make test` does, and tests/judge.sh fails
 # the run on a KCSAN report whose stacks have a frame of our code
 # (drivers/pci/p2pdma/, p2pmem-bar); reports about other code are listed
@@ -18,13 +18,13 @@
 # only when the other access happens while a watchpoint is armed (80 us by
 # default), which vCPUs that take turns on one host thread rarely do.
 #
-# Usage: scripts/test-kcsan.sh [MACHINE...]   (default: intel iommu)
+# Usage: scripts/test-kcsan.sh [MACHINE...]   (default: intel intel-switch iommu)
 # Environment: TEST_TIMEOUT per boot (default 3600), TCG_THREAD, P2P_JOBS
 # (default 1), as tests/run-all.sh.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -gt 0 ] || set -- intel iommu
+[ $# -gt 0 ] || set -- intel intel-switch iommu
 start=$(date +%s)
 nice -n 10 "$top/scripts/build-kernel.sh" kcsan
 echo "test-kcsan: kernel ready after $(($(date +%s) - start)) s; booting $*"

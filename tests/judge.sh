@@ -139,7 +139,7 @@ finish() { # END-SEEN RC SECS
 	else
 		tap notok "$pfx: exit status 0" "exit status $2"
 	fi
-	timing+=$(printf '\n#   %-8s %-34s %5s s' "$mname" "$id" "${3:--}")
+	timing+=$(printf '\n#   %-12s %-34s %5s s' "$mname" "$id" "${3:--}")
 	id="" plan="" count=0
 }
 report() {
@@ -264,9 +264,9 @@ judge_kcsan() {
 			nours=$((nours + 1))
 			tap notok "$mname: KCSAN: $title" "$stacks"
 		elif [ "$kind" = through ]; then
-			kcsan_notours+=$(printf '\n#   %-8s %s (reached through our code): %s' "$mname" "$title" "$stacks")
+			kcsan_notours+=$(printf '\n#   %-12s %s (reached through our code): %s' "$mname" "$title" "$stacks")
 		else
-			kcsan_notours+=$(printf '\n#   %-8s %s: %s' "$mname" "$title" "$stacks")
+			kcsan_notours+=$(printf '\n#   %-12s %s: %s' "$mname" "$title" "$stacks")
 		fi
 	done < <("$judge_top/tests/kcsan-reports.sh" "$console" ${syms:+"$syms"})
 	[ "$nours" -gt 0 ] || tap ok "$mname: no KCSAN report about our code"
@@ -294,7 +294,7 @@ judge_machine() { # DIR NAME TOPO EXTRA
 	echo "# machine $mname: $topo"
 	rc=$(cat "$dir/$mname.rc" 2>/dev/null || echo 255)
 	secs=$(cat "$dir/$mname.secs" 2>/dev/null || echo 0)
-	boots+=$(printf '\n#   %-8s %-34s %5s s' "$mname" "$topo" "$secs")
+	boots+=$(printf '\n#   %-12s %-34s %5s s' "$mname" "$topo" "$secs")
 	rdir=$(run_dir "$dir" "$mname")
 	guest=$rdir/output.log console=$rdir/console.log
 	case $rc in
