@@ -73,16 +73,25 @@ message() {
 		root ports. A PCI bus notifier records each host bridge's
 		identifying function in process context, so that working out a
 		route, which dma_map_sg() may do in atomic context, only looks it
-		up.
+		up. An administrator's rule (next patch) for a host bridge
+		overrides the built-in policy for it; an allow rule for a host
+		bridge the built-in policy does not vouch for is warned about once.
+		EOF
+		;;
+	host-bridge-policy) cat <<-'EOF'
+		PCI/P2PDMA: Add pci_p2pdma.host_bridges= for the new core
 
-		It also adds pci_p2pdma.host_bridges=, comma-separated allow:SEL
-		and deny:SEL rules (first match wins; SEL is "all", DDDD:BB or
-		VVVV:DDDD) on the command line or in
+		host-bridge-policy.c adds pci_p2pdma.host_bridges=, comma-separated
+		allow:SEL and deny:SEL rules (first match wins; SEL is "all",
+		DDDD:BB or VVVV:DDDD) on the command line or in
 		/sys/module/pci_p2pdma/parameters/host_bridges. No list of root
 		complexes is complete, and some platforms claim P2P support and
 		corrupt the traffic: this lets an operator decide without waiting
 		for a new kernel. A malformed value is refused with a log line
-		naming the bad rule; every change is logged.
+		naming the bad rule; every change is logged and drops the cached
+		route verdicts. The rules are parsed into fixed storage, since the
+		command line is parsed before the slab allocator exists, and read
+		under a seqlock from any context.
 		EOF
 		;;
 	route) cat <<-'EOF'

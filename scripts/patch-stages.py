@@ -37,6 +37,7 @@ IOCTL_LINE = ('0xB9  00     uapi/linux/p2pmem.h                                 
 # drivers/pci/p2pdma-kunit/), Kconfig symbols, Makefile lines, removals.
 STAGES = [
     ('host-bridge', [f'{CORE}/p2pdma.h', f'{CORE}/host-bridge.c'], [], [], []),
+    ('host-bridge-policy', [f'{CORE}/host-bridge-policy.c'], [], [], []),
     ('route', [f'{CORE}/route.c'], [], [], []),
     ('pool', [f'{CORE}/pool.c'], [], [], []),
     ('provider', [f'{CORE}/provider.c'], [], [], []),

@@ -104,7 +104,7 @@ wait "$zen_ours" || rc=1
 [ "$rc" = 0 ] || exit 1
 
 # The two kernels must have been built from the two P2PDMA cores: only
-# ours has p2p_policy_seq_begin() (drivers/pci/p2pdma/host-bridge.c).
+# ours has p2p_policy_seq_begin() (drivers/pci/p2pdma/host-bridge-policy.c).
 if ! grep -qw p2p_policy_seq_begin "$bd_ours/System.map" ||
    grep -qw p2p_policy_seq_begin "$bd_up/System.map"; then
 	echo "test-upstream: the two kernels are not built from the two P2PDMA cores" >&2

@@ -5,22 +5,19 @@
  * Owns what is known of each host bridge and whether traffic between two
  * root ports may go up through it. Forwarding peer-to-peer requests between
  * root ports is optional for a root complex (PCIe r6.0 sec 1.3.1), so the
- * built-in policy allows it only for AMD Zen CPUs and for the Intel root
+ * built-in policy allows it only for AMD Zen CPUs and for the root
  * complexes in p2p_routing_host_bridges[], identified by a bus notifier
- * that keeps a table per root bus. The administrator overrides it per host
- * bridge with pci_p2pdma.host_bridges= (command line or
- * /sys/module/pci_p2pdma/parameters/host_bridges).
+ * that keeps a table per root bus. The administrator's rules
+ * (pci_p2pdma.host_bridges=, host-bridge-policy.c) override it per host
+ * bridge; this file applies them in p2p_host_bridge_verdict() and warns
+ * when one opens a host bridge that the built-in policy does not vouch for.
  */
 
 #define pr_fmt(fmt) "pci-p2pdma: " fmt
 
 #include <kunit/static_stub.h>
 #include <linux/bitfield.h>
-#include <linux/ctype.h>
-#include <linux/kstrtox.h>
-#include <linux/moduleparam.h>
 #include <linux/notifier.h>
-#include <linux/string.h>
 #include <linux/xarray.h>
 
 #include "../pci.h"
@@ -129,9 +126,6 @@ static DEFINE_MUTEX(p2p_host_bridges_lock);
  */
 static DEFINE_XARRAY(p2p_risky_host_bridges);
 
-/* Set once the boot policy has been logged; later changes log themselves. */
-static bool p2p_policy_booted;
-
 #define P2P_HBE_ID		GENMASK(31, 0)	/* vendor << 16 | device */
 #define P2P_HBE_INDEX		GENMASK(39, 32)	/* table index + 1, 0 if none */
 
@@ -180,7 +174,6 @@ static int p2p_host_bridge_index(struct pci_dev *dev)
 }
 
 static void p2p_host_bridge_check_risk(struct pci_bus *root);
-static void p2p_check_risks(void);
 
 /*
  * Record what @root's host bridge does with P2P, as if @leaving were
@@ -206,7 +199,7 @@ static void p2p_host_bridge_update(struct pci_bus *root,
 				 GFP_KERNEL)))
 		pr_warn("no memory to record host bridge %04x:%02x; P2P through it is refused\n",
 			pci_domain_nr(root), root->number);
-	if (READ_ONCE(p2p_policy_booted))
+	if (p2p_policy_booted())
 		p2p_host_bridge_check_risk(root);
 	mutex_unlock(&p2p_host_bridges_lock);
 }
@@ -238,261 +231,21 @@ static unsigned long p2p_host_bridge_entry(struct pci_host_bridge *hb)
 }
 
 /*
+ * The vendor and device ID of the function that identifies @hb, as
+ * vendor << 16 | device, or 0 if it has none. Any context: an RCU lookup.
+ */
+u32 p2p_host_bridge_id(struct pci_host_bridge *hb)
+{
+	return FIELD_GET(P2P_HBE_ID, p2p_host_bridge_entry(hb));
+}
+
+/*
  * The index in p2p_routing_host_bridges[] of @hb, or -1 if it is not
  * known to route P2P. Any context: an RCU lookup.
  */
 VISIBLE_IF_KUNIT int p2p_known_host_bridge(struct pci_host_bridge *hb)
 {
 	return (int)FIELD_GET(P2P_HBE_INDEX, p2p_host_bridge_entry(hb)) - 1;
-}
-
-/* ------------------------------------------------------------------ */
-/* Host bridge policy override: pci_p2pdma.host_bridges=               */
-/* ------------------------------------------------------------------ */
-
-static struct p2p_hb_policy p2p_policy;
-static DEFINE_SEQLOCK(p2p_policy_lock);
-
-/* Parse exactly @digits (or 1 to -@digits) hex digits of @s, up to @end. */
-static int p2p_parse_hex(const char *s, const char *end, int digits, u32 *val)
-{
-	int len = end - s;
-	char tmp[9];
-
-	if (digits > 0 ? len != digits : len < 1 || len > -digits)
-		return -EINVAL;
-	memcpy(tmp, s, len);
-	tmp[len] = '\0';
-	if (!isxdigit(tmp[0]))
-		return -EINVAL;
-	return kstrtou32(tmp, 16, val);
-}
-
-/* Parse one rule, @s of length @len; NULL or the reason it is malformed. */
-static const char *p2p_parse_rule(const char *s, size_t len,
-				  struct p2p_hb_rule *rule)
-{
-	const char *end = s + len, *colon;
-
-	if (len > 6 && !strncmp(s, "allow:", 6)) {
-		rule->allow = true;
-		s += 6;
-	} else if (len > 5 && !strncmp(s, "deny:", 5)) {
-		rule->allow = false;
-		s += 5;
-	} else {
-		return "a rule is allow:SEL or deny:SEL";
-	}
-	if (end - s == 3 && !strncmp(s, "all", 3)) {
-		rule->sel = P2P_SEL_ALL;
-		rule->a = 0;
-		rule->b = 0;
-		return NULL;
-	}
-	colon = memchr(s, ':', end - s);
-	if (!colon)
-		goto bad_sel;
-	if (end - colon - 1 == 2) {
-		rule->sel = P2P_SEL_ROOT_BUS;
-		if (p2p_parse_hex(s, colon, -8, &rule->a) ||
-		    p2p_parse_hex(colon + 1, end, 2, &rule->b))
-			goto bad_sel;
-		return NULL;
-	}
-	rule->sel = P2P_SEL_ID;
-	if (!p2p_parse_hex(s, colon, 4, &rule->a) &&
-	    !p2p_parse_hex(colon + 1, end, 4, &rule->b))
-		return NULL;
-bad_sel:
-	return "SEL is all, DDDD:BB (PCI domain:root bus, hex) or VVVV:DDDD (vendor:device, hex)";
-}
-
-/*
- * Parse @val (one trailing newline allowed) into @pol. On a malformed
- * value, log which rule and why, and return -EINVAL.
- */
-static int p2p_policy_parse(const char *val, struct p2p_hb_policy *pol)
-{
-	size_t len = val ? strlen(val) : 0, vlen;
-	const char *s = val, *end = val, *why;
-
-	memset(pol, 0, sizeof(*pol));
-	if (!val) {
-		pr_err("pci_p2pdma.host_bridges needs a value (rules, or empty for none)\n");
-		return -EINVAL;
-	}
-	if (len && val[len - 1] == '\n')
-		len--;
-	vlen = len;
-	while (len) {
-		end = memchr(s, ',', len) ?: s + len;
-		if (pol->n == P2P_POLICY_MAX_RULES) {
-			why = "more than " __stringify(P2P_POLICY_MAX_RULES) " rules";
-			goto bad;
-		}
-		why = p2p_parse_rule(s, end - s, &pol->rule[pol->n]);
-		if (why)
-			goto bad;
-		pol->n++;
-		len -= end - s;
-		s = end;
-		if (len) {	/* skip the comma; it must be followed by a rule */
-			s++;
-			if (!--len) {
-				end = s;
-				why = "empty rule after ','";
-				goto bad;
-			}
-		}
-	}
-	return 0;
-bad:
-	pr_err("pci_p2pdma.host_bridges: '%.*s' rejected at '%.*s': %s; policy unchanged\n",
-	       (int)min_t(size_t, vlen, 200), val,
-	       (int)min_t(size_t, end - s, 40), s, why);
-	return -EINVAL;
-}
-
-/* Print @pol as it would be written, without a newline. */
-int p2p_policy_print(const struct p2p_hb_policy *pol, char *buf,
-		     size_t size)
-{
-	const struct p2p_hb_rule *r;
-	int i, n = 0;
-
-	buf[0] = '\0';
-	for (i = 0; i < pol->n; i++) {
-		r = &pol->rule[i];
-		n += scnprintf(buf + n, size - n, "%s%s:", i ? "," : "",
-			       r->allow ? "allow" : "deny");
-		if (r->sel == P2P_SEL_ALL)
-			n += scnprintf(buf + n, size - n, "all");
-		else if (r->sel == P2P_SEL_ROOT_BUS)
-			n += scnprintf(buf + n, size - n, "%04x:%02x", r->a, r->b);
-		else
-			n += scnprintf(buf + n, size - n, "%04x:%04x", r->a, r->b);
-	}
-	return n;
-}
-
-static void p2p_policy_snapshot(struct p2p_hb_policy *pol)
-{
-	unsigned int seq;
-
-	do {
-		seq = read_seqbegin(&p2p_policy_lock);
-		*pol = p2p_policy;
-	} while (read_seqretry(&p2p_policy_lock, seq));
-}
-
-/*
- * A route verdict worked out between p2p_policy_seq_begin() and a false
- * p2p_policy_seq_retry() rests on one policy; a true retry means the
- * policy changed meanwhile. Any context.
- */
-unsigned int p2p_policy_seq_begin(void)
-{
-	return read_seqbegin(&p2p_policy_lock);
-}
-
-bool p2p_policy_seq_retry(unsigned int seq)
-{
-	return read_seqretry(&p2p_policy_lock, seq);
-}
-
-/*
- * Parse @val and put it in force: every cached verdict is dropped and the
- * change logged. Does not sleep, so that a KUnit case can change the
- * policy in the middle of a route computation, as another CPU would.
- */
-VISIBLE_IF_KUNIT int p2p_policy_install(const char *val)
-{
-	struct p2p_hb_policy pol, old;
-	char was[256], now[256];
-	unsigned long flags;
-	int ret;
-
-	ret = p2p_policy_parse(val, &pol);
-	if (ret)
-		return ret;
-	write_seqlock_irqsave(&p2p_policy_lock, flags);
-	old = p2p_policy;
-	p2p_policy = pol;
-	write_sequnlock_irqrestore(&p2p_policy_lock, flags);
-	if (!READ_ONCE(p2p_policy_booted))
-		return 0;	/* the command line: logged at arch_initcall */
-	p2p_routes_forget_all();
-	p2p_policy_print(&old, was, sizeof(was));
-	p2p_policy_print(&pol, now, sizeof(now));
-	if (strcmp(now, was))
-		pr_info("host bridge policy changed to '%s' (was '%s')\n",
-			now, was);
-	return 0;
-}
-
-/* The parameter's set: install the rules, then name what they risk. */
-VISIBLE_IF_KUNIT int p2p_policy_set(const char *val, const struct kernel_param *kp)
-{
-	int ret = p2p_policy_install(val);
-
-	if (!ret && READ_ONCE(p2p_policy_booted))
-		p2p_check_risks();
-	return ret;
-}
-
-VISIBLE_IF_KUNIT int p2p_policy_get(char *buf, const struct kernel_param *kp)
-{
-	struct p2p_hb_policy pol;
-	int n;
-
-	p2p_policy_snapshot(&pol);
-	n = p2p_policy_print(&pol, buf, PAGE_SIZE - 1);
-	buf[n++] = '\n';
-	buf[n] = '\0';
-	return n;
-}
-
-static const struct kernel_param_ops p2p_policy_ops = {
-	.set = p2p_policy_set,
-	.get = p2p_policy_get,
-};
-
-#ifdef MODULE_PARAM_PREFIX
-#undef MODULE_PARAM_PREFIX
-#endif
-#define MODULE_PARAM_PREFIX "pci_p2pdma."
-module_param_cb(host_bridges, &p2p_policy_ops, NULL, 0644);
-MODULE_PARM_DESC(host_bridges,
-		 "allow or deny P2P through host bridges: allow:SEL or deny:SEL, comma-separated, first match wins; SEL is all, DDDD:BB or VVVV:DDDD");
-
-/*
- * The rule that decides for @hb, copied to @rule; false if none matches.
- * Any context.
- */
-bool p2p_policy_match(struct pci_host_bridge *hb,
-		      struct p2p_hb_rule *rule)
-{
-	u32 id = FIELD_GET(P2P_HBE_ID, p2p_host_bridge_entry(hb));
-	u32 domain = pci_domain_nr(hb->bus), bus = hb->bus->number;
-	const struct p2p_hb_rule *r;
-	unsigned int seq, i;
-	bool found;
-
-	do {
-		seq = read_seqbegin(&p2p_policy_lock);
-		found = false;
-		for (i = 0; i < p2p_policy.n && !found; i++) {
-			r = &p2p_policy.rule[i];
-			found = r->sel == P2P_SEL_ALL ||
-				(r->sel == P2P_SEL_ROOT_BUS && r->a == domain &&
-				 r->b == bus) ||
-				(r->sel == P2P_SEL_ID && id &&
-				 r->a == id >> 16 && r->b == (id & 0xffff));
-			if (found)
-				*rule = *r;
-		}
-	} while (read_seqretry(&p2p_policy_lock, seq));
-	return found;
 }
 
 /*
@@ -524,7 +277,7 @@ static void p2p_host_bridge_check_risk(struct pci_bus *root)
 		return;
 	/* Without memory to remember it, it is warned about again later. */
 	xa_store(&p2p_risky_host_bridges, key, xa_mk_value(1), GFP_KERNEL);
-	v = FIELD_GET(P2P_HBE_ID, p2p_host_bridge_entry(hb));
+	v = p2p_host_bridge_id(hb);
 	if (v)
 		snprintf(id, sizeof(id), "%04x:%04x", v >> 16, v & 0xffff);
 	p2p_policy_print(&one, rule, sizeof(rule));
@@ -533,7 +286,7 @@ static void p2p_host_bridge_check_risk(struct pci_bus *root)
 }
 
 /* Check every root bus after a policy change. Process context. */
-static void p2p_check_risks(void)
+void p2p_check_risks(void)
 {
 	struct pci_bus *root = NULL;
 	unsigned long key;
@@ -555,17 +308,10 @@ static void p2p_check_risks(void)
 /* After pci_bus_type exists (postcore), before the buses are scanned. */
 static int __init p2p_host_bridges_init(void)
 {
-	struct p2p_hb_policy pol;
 	struct pci_bus *root = NULL;
-	char buf[256];
 	int ret;
 
-	p2p_policy_snapshot(&pol);
-	if (pol.n) {
-		p2p_policy_print(&pol, buf, sizeof(buf));
-		pr_info("host bridge policy from the command line: %s\n", buf);
-	}
-	WRITE_ONCE(p2p_policy_booted, true);
+	p2p_policy_boot();
 
 	ret = bus_register_notifier(&pci_bus_type, &p2p_pci_nb);
 	if (ret)

@@ -4,8 +4,10 @@
  *
  * The core is one file per role:
  *  host-bridge.c  which host bridges forward P2P (the built-in table, kept
- *                 current by a bus notifier) and the administrator's
- *                 pci_p2pdma.host_bridges= rules
+ *                 current by a bus notifier), and the verdict for a route
+ *                 through them
+ *  host-bridge-policy.c
+ *                 the administrator's pci_p2pdma.host_bridges= rules
  *  route.c        how a client reaches a provider: ACS, distance, the
  *                 per-provider route cache, pci_p2pdma_map_segment()
  *  provider.c     registering BAR ranges, publishing, finding a provider,
@@ -182,10 +184,16 @@ struct p2p_known_host_bridge {
 enum p2p_refusal p2p_host_bridge_verdict(struct pci_host_bridge *a,
 					 struct pci_host_bridge *b,
 					 struct p2p_route *r);
+u32 p2p_host_bridge_id(struct pci_host_bridge *hb);
+void p2p_check_risks(void);
+
+/* host-bridge-policy.c */
 bool p2p_policy_match(struct pci_host_bridge *hb, struct p2p_hb_rule *rule);
 int p2p_policy_print(const struct p2p_hb_policy *pol, char *buf, size_t size);
 unsigned int p2p_policy_seq_begin(void);
 bool p2p_policy_seq_retry(unsigned int seq);
+bool p2p_policy_booted(void);
+void p2p_policy_boot(void);
 
 /* route.c */
 void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
