@@ -7,8 +7,8 @@
 # concurrency cases: `intel` (KUnit, among them the pool on every CPU at
 # once), `intel-switch` (the full p2pdma_test: threads, unbind stress, mmap
 # vs unbind; the same load cases with the ivshmem as provider) and `iommu`
-# (the full p2pdma_test again, under a translating IOMMU). tests/run-all.sh judges
-# them against tests/plan like `make test` does, and tests/judge.sh fails
+# (the full p2pdma_test again, under a translating IOMMU). tests/run-all.sh
+# judges them against tests/plan like `make test` does, and tests/judge.sh fails
 # the run on a KCSAN report whose stacks have a frame of our code
 # (drivers/pci/p2pdma/, p2pmem-bar); reports about other code are listed
 # with their stacks. Ends with "N passed, N failed, N skipped"; exit
