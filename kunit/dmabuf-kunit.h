@@ -13,15 +13,17 @@
  * p2pdma-kunit.h.
  *
  * The hierarchy is the bus address suite's (xl_build()), with the window
- * at db_reserved:
+ * at db_reserved and a BAR on Q too (a second provider, which only
+ * db_other_provider_not_stalled_test registers):
  *   7e57:00 (Intel 0x2020), window CPU db_reserved -> bus XL_BUS_BASE
  *     root port 1 - switch: DSP0 - P (BAR 0: 64-bit, XL_BAR_SIZE)
- *                           DSP1 - Q
+ *                           DSP1 - Q (BAR 0: 64-bit, XL_BAR_SIZE)
  *     root port 2 - R
  */
 
 #include <linux/dma-buf.h>
 #include <linux/dma-direct.h>
+#include <linux/dma-fence.h>
 #include <linux/dma-resv.h>
 #include <linux/file.h>
 #include <linux/iosys-map.h>
@@ -50,6 +52,7 @@ struct db_case {
 	int clean_calls, clean_ret;
 	/* p2p_provider_close() run by a thread, for the cases that wait. */
 	struct completion closed;
+	struct dma_fence *fence;	/* unsignalled on the buffer, or NULL */
 };
 
 static struct db_case *db_cur;	/* the case the stand-in reports to */
@@ -95,7 +98,7 @@ static int db_suite_init(struct kunit_suite *suite)
 	int ret;
 
 	/* The bus address suite's hierarchy, with a window of our own. */
-	ret = xl_build(&db_fp, &db_reserved, &db_p, &db_q, &db_r);
+	ret = xl_build(&db_fp, &db_reserved, &db_p, &db_q, &db_r, true);
 	if (ret)
 		goto fail;
 	/* The BAR is above 4 GiB: a client through the host bridge maps it. */
@@ -145,6 +148,10 @@ static void db_exit(struct kunit *test)
 {
 	struct db_case *c = test->priv;
 
+	if (c->fence) {
+		dma_fence_signal(c->fence);
+		dma_fence_put(c->fence);
+	}
 	if (c->sgt)
 		dma_buf_unmap_attachment_unlocked(c->attach, c->sgt,
 						  DMA_BIDIRECTIONAL);
@@ -176,6 +183,23 @@ static const struct dma_buf_attach_ops db_importer = {
 	.move_notify = db_move_notify,
 };
 
+/*
+ * A buggy importer: it counts move_notify and keeps its mapping, until
+ * the case unmaps it (db_unmap()).
+ */
+static void db_move_notify_ignored(struct dma_buf_attachment *attach)
+{
+	struct kunit *test = attach->importer_priv;
+	struct db_case *c = test->priv;
+
+	c->moves++;
+}
+
+static const struct dma_buf_attach_ops db_importer_ignores = {
+	.allow_peer2peer = true,
+	.move_notify = db_move_notify_ignored,
+};
+
 /* A dynamic importer that does not accept peer-to-peer memory. */
 static const struct dma_buf_attach_ops db_importer_no_p2p = {
 	.allow_peer2peer = false,
@@ -200,19 +224,27 @@ static struct dma_buf_attachment *db_attach(struct kunit *test,
 	return dma_buf_dynamic_attach(c->dmabuf, &client->pdev->dev, ops, test);
 }
 
-/* Attach @client with the suite's importer and map, keeping both. */
-static struct sg_table *db_attach_map(struct kunit *test,
-				      struct fake_fn *client)
+/* Attach @client with importer @ops and map, keeping both. */
+static struct sg_table *db_attach_map_ops(struct kunit *test,
+					  struct fake_fn *client,
+					  const struct dma_buf_attach_ops *ops)
 {
 	struct db_case *c = test->priv;
 	struct sg_table *sgt;
 
-	c->attach = db_attach(test, client, &db_importer);
+	c->attach = db_attach(test, client, ops);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, c->attach);
 	sgt = dma_buf_map_attachment_unlocked(c->attach, DMA_BIDIRECTIONAL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, sgt);
 	c->sgt = sgt;
 	return sgt;
+}
+
+/* Attach @client with the suite's importer and map, keeping both. */
+static struct sg_table *db_attach_map(struct kunit *test,
+				      struct fake_fn *client)
+{
+	return db_attach_map_ops(test, client, &db_importer);
 }
 
 /* The bytes a mapping's pages cover. */
@@ -354,21 +386,31 @@ static void db_no_peer2peer_test(struct kunit *test)
 		dma_buf_detach(dmabuf, attach);
 }
 
-/* No importer may pin: each must stay revocable. */
-static void db_pin_refused_test(struct kunit *test)
+/*
+ * A dynamic importer may pin (as the dma-buf core itself does on every
+ * map when CONFIG_DMABUF_MOVE_NOTIFY is off, and RDMA's pinned revocable
+ * importer does): it is revoked through its move_notify all the same, and
+ * the memory is back once it unmapped there.
+ */
+static void db_pin_revoked_test(struct kunit *test)
 {
 	struct db_case *c = test->priv;
 	int ret;
 
 	db_export(test);
-	c->attach = db_attach(test, db_q, &db_importer);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, c->attach);
+	db_attach_map(test, db_q);
 	dma_resv_lock(c->dmabuf->resv, NULL);
 	ret = dma_buf_pin(c->attach);
-	if (!ret)
-		dma_buf_unpin(c->attach);
 	dma_resv_unlock(c->dmabuf->resv);
-	KUNIT_EXPECT_EQ(test, ret, -EOPNOTSUPP);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+
+	p2p_provider_close(db_p->pdev);
+	KUNIT_EXPECT_EQ(test, c->moves, 1);
+	KUNIT_EXPECT_NULL(test, c->sgt);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+	dma_resv_lock(c->dmabuf->resv, NULL);
+	dma_buf_unpin(c->attach);
+	dma_resv_unlock(c->dmabuf->resv);
 }
 
 /* The release gives the memory back to the pool, and the page references. */
@@ -512,51 +554,21 @@ static void db_export_zeroed_test(struct kunit *test)
 }
 
 /*
- * vmap gives the buffer's memory: I/O memory, at the kernel address whose
- * bus address an importer below the switch was given, and the same
- * pointer again while it is mapped.
+ * No vmap: the dma-buf core would hand a live vmap's address to later
+ * callers after the revocation without asking the exporter.
  */
-static void db_vmap_test(struct kunit *test)
-{
-	struct db_case *c = test->priv;
-	struct iosys_map map, again;
-	struct sg_table *sgt;
-
-	db_export(test);
-	sgt = db_attach_map(test, db_q);
-	KUNIT_ASSERT_EQ(test, dma_buf_vmap_unlocked(c->dmabuf, &map), 0);
-	KUNIT_EXPECT_TRUE(test, map.is_iomem);
-	KUNIT_EXPECT_EQ(test, pci_p2pmem_virt_to_bus(db_p->pdev,
-						     (void __force *)map.vaddr_iomem),
-			sg_dma_address(sgt->sgl));
-	KUNIT_EXPECT_PTR_EQ(test, (void __force *)map.vaddr_iomem,
-			    sg_virt(sgt->sgl));
-	KUNIT_ASSERT_EQ(test, dma_buf_vmap_unlocked(c->dmabuf, &again), 0);
-	KUNIT_EXPECT_TRUE(test, iosys_map_is_equal(&map, &again));
-	dma_buf_vunmap_unlocked(c->dmabuf, &again);
-	dma_buf_vunmap_unlocked(c->dmabuf, &map);
-}
-
-/*
- * After the revocation the exporter refuses a vmap with -ENODEV. Asked
- * directly: the 6.12 dma-buf core warns once on any exporter error.
- */
-static void db_vmap_revoked_test(struct kunit *test)
+static void db_vmap_refused_test(struct kunit *test)
 {
 	struct db_case *c = test->priv;
 	struct iosys_map map;
 	int ret;
 
 	db_export(test);
-	p2p_provider_close(db_p->pdev);
-	iosys_map_clear(&map);
-	dma_resv_lock(c->dmabuf->resv, NULL);
-	ret = c->dmabuf->ops->vmap(c->dmabuf, &map);
+	db_attach_map(test, db_q);
+	ret = dma_buf_vmap_unlocked(c->dmabuf, &map);
 	if (!ret)
-		c->dmabuf->ops->vunmap(c->dmabuf, &map);
-	dma_resv_unlock(c->dmabuf->resv);
-	KUNIT_EXPECT_EQ(test, ret, -ENODEV);
-	KUNIT_EXPECT_TRUE(test, iosys_map_is_null(&map));
+		dma_buf_vunmap_unlocked(c->dmabuf, &map);
+	KUNIT_EXPECT_EQ(test, ret, -EINVAL);
 }
 
 static int db_close_fn(void *data)
@@ -580,49 +592,181 @@ static void db_close_async(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
 }
 
-/*
- * A revocation does not give the memory back while a vmap is live: it
- * waits for dma_buf_vunmap(), then finishes at once.
- */
-static void db_revoke_waits_for_vunmap_test(struct kunit *test)
+/* Unmap the buggy importer's mapping, as it would do in the end. */
+static void db_unmap(struct kunit *test)
 {
 	struct db_case *c = test->priv;
-	struct iosys_map map;
+
+	dma_buf_unmap_attachment_unlocked(c->attach, c->sgt,
+					  DMA_BIDIRECTIONAL);
+	c->sgt = NULL;
+}
+
+/*
+ * An importer that ignores move_notify keeps its mapping, so the memory
+ * stays out of the pool for as long as it does: for longer than any
+ * timer (here 12 s, more than the 10 s bound this exporter once had),
+ * with the importer named in the log. The unbind ends as soon as it
+ * unmaps.
+ */
+static void db_revoke_waits_for_unmap_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	u64 mark = kunit_kmsg_mark();
 
 	db_export(test);
-	KUNIT_ASSERT_EQ(test, dma_buf_vmap_unlocked(c->dmabuf, &map), 0);
+	db_attach_map_ops(test, db_q, &db_importer_ignores);
 	db_close_async(test);
-	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&c->closed,
-							  msecs_to_jiffies(500)),
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&c->closed, 12 * HZ),
 			0);
+	KUNIT_EXPECT_EQ(test, c->moves, 1);
 	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - DB_BUF);
-	dma_buf_vunmap_unlocked(c->dmabuf, &map);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "unbind waits",
+					       pci_name(db_q->pdev),
+					       "1 mapping(s)"), 1);
+	db_unmap(test);
 	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&c->closed, 5 * HZ),
 			0);
-	/* Never leave with the thread running. */
+	wait_for_completion(&c->closed);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+}
+
+static const char *db_fence_name(struct dma_fence *fence)
+{
+	return "p2pdma-kunit";
+}
+
+static const struct dma_fence_ops db_fence_ops = {
+	.get_driver_name = db_fence_name,
+	.get_timeline_name = db_fence_name,
+};
+
+static DEFINE_SPINLOCK(db_fence_lock);
+
+/*
+ * DMA an importer queued before it was told (an unsignalled fence in the
+ * reservation object) keeps the memory out of the pool until the fence
+ * signals, though the importer unmapped at once.
+ */
+static void db_revoke_waits_for_fence_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct dma_resv *resv;
+	int ret;
+
+	db_export(test);
+	db_attach_map(test, db_q);
+	c->fence = kzalloc(sizeof(*c->fence), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c->fence);
+	dma_fence_init(c->fence, &db_fence_ops, &db_fence_lock,
+		       dma_fence_context_alloc(1), 1);
+	resv = c->dmabuf->resv;
+	dma_resv_lock(resv, NULL);
+	ret = dma_resv_reserve_fences(resv, 1);
+	if (!ret)
+		dma_resv_add_fence(resv, c->fence, DMA_RESV_USAGE_WRITE);
+	dma_resv_unlock(resv);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+
+	db_close_async(test);
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&c->closed, HZ), 0);
+	KUNIT_EXPECT_EQ(test, c->moves, 1);
+	KUNIT_EXPECT_NULL(test, c->sgt);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - DB_BUF);
+	dma_fence_signal(c->fence);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&c->closed, 5 * HZ),
+			0);
 	wait_for_completion(&c->closed);
 	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
 }
 
 /*
- * The wait is bounded: a vmap that is never unmapped holds the unbind up
- * for the revocation's 10 seconds, not for ever (and is logged).
+ * The last reference of buffer B is dropped while the revocation waits
+ * for buffer A's importer. B must not be released (its inode freed, its
+ * memory freed) under the revocation, which still has to zap B's user
+ * mappings through its file: a use-after-free KASAN reports. The memory
+ * of both is back at the end, and B's release frees nothing twice.
  */
-static void db_revoke_bounded_with_vmap_test(struct kunit *test)
+static void db_release_during_revoke_test(struct kunit *test)
 {
 	struct db_case *c = test->priv;
-	unsigned long start = jiffies;
-	struct iosys_map map;
+	struct dma_buf *b;
 
 	db_export(test);
-	KUNIT_ASSERT_EQ(test, dma_buf_vmap_unlocked(c->dmabuf, &map), 0);
+	db_attach_map_ops(test, db_q, &db_importer_ignores);
+	b = pci_p2pmem_export(db_p->pdev, DB_BUF, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, b);
 	db_close_async(test);
-	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&c->closed, 20 * HZ),
+	/* Long enough for the revocation to reach A's wait. */
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&c->closed, HZ), 0);
+	db_put(b);
+	/* Long enough for an inode freed by B's release to be reused. */
+	msleep(200);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - 2 * DB_BUF);
+	db_unmap(test);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&c->closed, 5 * HZ),
 			0);
 	wait_for_completion(&c->closed);
-	KUNIT_EXPECT_GE(test, jiffies - start, 9 * HZ);
+	flush_delayed_fput();
 	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
-	dma_buf_vunmap_unlocked(c->dmabuf, &map);
+}
+
+struct db_export_other {
+	struct kunit *test;
+	struct completion done;
+	int ret;
+};
+
+/* Export from Q and release it again, on a thread: it must not wait. */
+static int db_export_other_fn(void *data)
+{
+	struct db_export_other *o = data;
+	struct dma_buf *dmabuf;
+
+	/* The case's stand-in for p2p_clean() applies on this thread too. */
+	current->kunit_test = o->test;
+	dmabuf = pci_p2pmem_export(db_q->pdev, DB_BUF, 0);
+	o->ret = PTR_ERR_OR_ZERO(dmabuf);
+	if (!IS_ERR(dmabuf))
+		db_put(dmabuf);
+	complete_all(&o->done);
+	return 0;
+}
+
+/*
+ * A revocation that waits for P's importer stalls nobody else: another
+ * provider (Q) exports and releases meanwhile, at once.
+ */
+static void db_other_provider_not_stalled_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct db_export_other *o;
+	struct task_struct *t;
+	void *grp;
+
+	o = kunit_kzalloc(test, sizeof(*o), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	o->test = test;
+	init_completion(&o->done);
+	grp = devres_open_group(&db_q->pdev->dev, NULL, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, grp);
+	KUNIT_ASSERT_EQ(test, pci_p2pdma_add_resource(db_q->pdev, 0, DB_SIZE,
+						      0), 0);
+	db_export(test);
+	db_attach_map_ops(test, db_r, &db_importer_ignores);
+	db_close_async(test);
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&c->closed, HZ), 0);
+
+	t = kthread_run(db_export_other_fn, o, "p2pdma-db-export");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&o->done, 5 * HZ), 0);
+	db_unmap(test);
+	/* Never leave with a thread running. */
+	wait_for_completion(&o->done);
+	wait_for_completion(&c->closed);
+	KUNIT_EXPECT_EQ(test, o->ret, 0);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+	devres_release_group(&db_q->pdev->dev, grp);
 }
 
 /*
@@ -693,15 +837,16 @@ static struct kunit_case p2pdma_dmabuf_cases[] = {
 	KUNIT_CASE(db_map_thru_host_bridge_test),
 	KUNIT_CASE(db_refused_route_test),
 	KUNIT_CASE(db_no_peer2peer_test),
-	KUNIT_CASE(db_pin_refused_test),
+	KUNIT_CASE(db_pin_revoked_test),
 	KUNIT_CASE(db_release_test),
 	KUNIT_CASE(db_revoke_test),
 	KUNIT_CASE(db_unbind_does_not_wait_test),
 	KUNIT_CASE(db_export_zeroed_test),
-	KUNIT_CASE(db_vmap_test),
-	KUNIT_CASE(db_vmap_revoked_test),
-	KUNIT_CASE(db_revoke_waits_for_vunmap_test),
-	KUNIT_CASE(db_revoke_bounded_with_vmap_test),
+	KUNIT_CASE(db_vmap_refused_test),
+	KUNIT_CASE(db_revoke_waits_for_unmap_test),
+	KUNIT_CASE(db_revoke_waits_for_fence_test),
+	KUNIT_CASE(db_release_during_revoke_test),
+	KUNIT_CASE(db_other_provider_not_stalled_test),
 	KUNIT_CASE(db_export_req_test),
 	{}
 };

@@ -68,7 +68,8 @@ static void xl_suite_exit(struct kunit_suite *suite)
  * caller releases what was built (fake_pci_destroy(), release_resource()).
  */
 static int xl_build(struct fake_pci **fp, struct resource *res,
-		    struct fake_fn **p, struct fake_fn **q, struct fake_fn **r)
+		    struct fake_fn **p, struct fake_fn **q, struct fake_fn **r,
+		    bool q_bar)
 {
 	struct fake_fn *rp, *dsp[2];
 	struct fake_host *h;
@@ -98,6 +99,10 @@ static int xl_build(struct fake_pci **fp, struct resource *res,
 	if (!*r)
 		return -ENOMEM;
 	fake_bar64(*p, XL_BUS_BASE + XL_BAR_AT, XL_BAR_SIZE);
+	/* A second provider for the suites that need one: just above P's. */
+	if (q_bar)
+		fake_bar64(*q, XL_BUS_BASE + XL_BAR_AT + XL_BAR_SIZE,
+			   XL_BAR_SIZE);
 	return fake_pci_scan(*fp);
 }
 
@@ -105,7 +110,7 @@ static int xl_suite_init(struct kunit_suite *suite)
 {
 	int ret;
 
-	ret = xl_build(&xl_fp, &xl_reserved, &xl_p, &xl_q, &xl_r);
+	ret = xl_build(&xl_fp, &xl_reserved, &xl_p, &xl_q, &xl_r, false);
 	if (ret)
 		goto fail;
 	ret = -ENOMEM;

@@ -10,15 +10,21 @@
  * is reached. It also owns the revocation of those buffers when their
  * provider unbinds (p2p_dmabuf_revoke(), called by p2p_provider_close()).
  *
- * Every importer is revocable. The exporter is dynamic (it has pin and
- * unpin) and refuses to pin, so a static importer, which dma-buf pins at
- * attach, cannot attach, and neither can a dynamic one that asks for a
- * pin. Only importers that accept peer-to-peer memory (allow_peer2peer)
- * and whose device reaches the provider (the route of route.c) attach.
- * On revocation they are told with dma_buf_move_notify() under the
- * buffer's reservation lock; every later map fails, the memory goes back
- * to the pool after the importers unmapped (bounded wait), and the unbind
- * does not wait for the dma-buf itself to be released.
+ * Every importer is revocable. Only importers that give a move_notify
+ * callback (dma_buf_dynamic_attach()), accept peer-to-peer memory
+ * (allow_peer2peer) and whose device reaches the provider (the route of
+ * route.c) attach; a static importer cannot. A dynamic importer may pin
+ * (dma_buf_pin(), or the dma-buf core on every map when
+ * CONFIG_DMABUF_MOVE_NOTIFY is off): it is told by move_notify all the
+ * same, and must stop every access before that callback returns.
+ *
+ * Revocation (the provider unbinds): under the buffer's reservation lock
+ * the buffer is marked revoked and dma_buf_move_notify() tells every
+ * importer; then the unbind waits, for as long as it takes, for the
+ * fences in the reservation object and for every importer to unmap, zaps
+ * the user mappings, and only then gives the memory back to the pool. No
+ * timer frees anything: an importer that never unmaps keeps the unbind
+ * waiting, and is named in the log while it does.
  *
  * Every buffer is handed out cleared to zero, by the pool's own clearing of
  * dirty memory (p2p_clean(), as for an mmap() of p2pmem/allocate).
@@ -26,15 +32,18 @@
  * CPU access: mmap() of the dma-buf maps the same memory into userspace,
  * PFN-mapped and uncached like p2pmem/allocate, a page at a time as it
  * faults, and only while the buffer is not revoked; the revocation zaps
- * every such mapping and a later access gets SIGBUS. vmap gives kernel
- * users the memory's kernel address (I/O memory); a revocation waits for
- * it to be unmapped, as for the importers' mappings.
+ * every such mapping and a later access gets SIGBUS. There is no vmap:
+ * the dma-buf core hands a live vmap's address to later callers without
+ * asking the exporter, so a vmap could not be revoked.
  *
  * Locking: the reservation lock orders a fault against a revocation. A
  * fault takes it (under mmap_lock, the order dma_resv_lockdep() primes)
  * and inserts a page only if the buffer is not revoked; the revocation
  * sets revoked under it and zaps the user mappings after dropping it, so
  * every page inserted before is zapped, and none is inserted after.
+ * p2p_dmabuf_lock guards the list of buffers that hold memory, and is
+ * never held across a wait: an unbind takes its provider's buffers off
+ * the list, each with a reference on its file, and revokes them outside.
  */
 
 #define pr_fmt(fmt) "pci-p2pdma: " fmt
@@ -43,12 +52,14 @@
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/fcntl.h>
+#include <linux/file.h>
 #include <linux/iosys-map.h>
 #include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/ratelimit.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
 
@@ -58,10 +69,11 @@
 MODULE_IMPORT_NS(DMA_BUF);
 
 /*
- * How long an unbind waits, for all of a provider's buffers together, for
- * importers to finish the DMA they queued (their fences) and to unmap.
+ * A revocation waiting for fences or for importers to unmap names what it
+ * waits for after the first period, then after every later one.
  */
-#define P2P_DMABUF_REVOKE_WAIT	(10 * HZ)
+#define P2P_DMABUF_FIRST_REPORT	(5 * HZ)
+#define P2P_DMABUF_REPORT	(30 * HZ)
 
 /* Longest segment of a mapping: also bounded by the device's limit. */
 #define P2P_DMABUF_MAX_SEG	SZ_1G
@@ -71,16 +83,20 @@ struct p2p_dmabuf {
 	struct pci_dev *provider;	/* referenced until release */
 	void *kaddr;		/* NULL once the memory went back to the pool */
 	size_t size;
-	struct list_head node;	/* in p2p_dmabufs while it holds memory */
+	/* In p2p_dmabufs until a revocation takes it, then on its list. */
+	struct list_head node;
+	struct file *held;	/* the revocation's file reference, or NULL */
 	bool revoked;		/* set under the reservation lock */
 	atomic_t mapped;	/* sg_tables given out and not yet unmapped */
-	atomic_t vmapped;	/* live vmaps of the dma-buf core (0 or 1) */
 };
 
-/* Buffers holding memory, and their kaddr: an export, a revoke, a release. */
+/* Buffers holding memory that no revocation took yet. */
 static DEFINE_MUTEX(p2p_dmabuf_lock);
 static LIST_HEAD(p2p_dmabufs);
 static DECLARE_WAIT_QUEUE_HEAD(p2p_dmabuf_unmapped);
+
+/* Refusals at attach are logged with their reason: not a flood of them. */
+static DEFINE_RATELIMIT_STATE(p2p_dmabuf_refusals, 5 * HZ, 10);
 
 static int p2p_dmabuf_attach(struct dma_buf *dmabuf,
 			     struct dma_buf_attachment *attach)
@@ -94,20 +110,30 @@ static int p2p_dmabuf_attach(struct dma_buf *dmabuf,
 		return -ENODEV;
 	/* The DMA API maps P2P segments for PCI functions only. */
 	if (!dev_is_pci(attach->dev)) {
-		pci_info(buf->provider, "P2PDMA: dma-buf importer %s refused: not a PCI function\n",
-			 dev_name(attach->dev));
+		if (__ratelimit(&p2p_dmabuf_refusals))
+			pci_info(buf->provider, "P2PDMA: dma-buf importer %s refused: not a PCI function\n",
+				 dev_name(attach->dev));
 		return -EREMOTEIO;
 	}
 	/* Logs the reason (ACS redirect, host bridge) of a refusal. */
-	if (pci_p2pdma_distance(buf->provider, attach->dev, true) < 0)
+	if (pci_p2pdma_distance(buf->provider, attach->dev, false) < 0) {
+		if (__ratelimit(&p2p_dmabuf_refusals))
+			pci_p2pdma_distance(buf->provider, attach->dev, true);
 		return -EREMOTEIO;
+	}
 	return 0;
 }
 
-/* Never pinned: every importer must stay revocable. */
+/*
+ * A pin keeps the memory where it is, which it always is: what a pinned
+ * importer gives up is being told to move, not being told to stop. Only
+ * dynamic importers attach (a static one does not accept peer-to-peer
+ * memory), so every pinned one has a move_notify and is revoked by it;
+ * it must stop all access before that callback returns.
+ */
 static int p2p_dmabuf_pin(struct dma_buf_attachment *attach)
 {
-	return -EOPNOTSUPP;
+	return attach->importer_ops ? 0 : -EOPNOTSUPP;
 }
 
 static void p2p_dmabuf_unpin(struct dma_buf_attachment *attach)
@@ -158,6 +184,8 @@ static struct sg_table *p2p_dmabuf_map(struct dma_buf_attachment *attach,
 	if (ret)
 		goto out_table;
 	atomic_inc(&buf->mapped);
+	/* This attachment's live mappings, for the revocation's report. */
+	attach->priv = (void *)((unsigned long)attach->priv + 1);
 	return sgt;
 
 out_table:
@@ -173,9 +201,11 @@ static void p2p_dmabuf_unmap(struct dma_buf_attachment *attach,
 {
 	struct p2p_dmabuf *buf = attach->dmabuf->priv;
 
+	dma_resv_assert_held(attach->dmabuf->resv);
 	dma_unmap_sgtable(attach->dev, sgt, dir, DMA_ATTR_SKIP_CPU_SYNC);
 	sg_free_table(sgt);
 	kfree(sgt);
+	attach->priv = (void *)((unsigned long)attach->priv - 1);
 	if (atomic_dec_and_test(&buf->mapped))
 		wake_up_all(&p2p_dmabuf_unmapped);
 }
@@ -231,33 +261,15 @@ static int p2p_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 	return 0;
 }
 
-/* The core calls this for its first vmap only, under the reservation lock. */
-static int p2p_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
-{
-	struct p2p_dmabuf *buf = dmabuf->priv;
-
-	dma_resv_assert_held(dmabuf->resv);
-	if (buf->revoked)
-		return -ENODEV;
-	atomic_inc(&buf->vmapped);
-	iosys_map_set_vaddr_iomem(map, (void __iomem __force *)buf->kaddr);
-	return 0;
-}
-
-static void p2p_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
-{
-	struct p2p_dmabuf *buf = dmabuf->priv;
-
-	if (atomic_dec_and_test(&buf->vmapped))
-		wake_up_all(&p2p_dmabuf_unmapped);
-}
-
 static void p2p_dmabuf_release(struct dma_buf *dmabuf)
 {
 	struct p2p_dmabuf *buf = dmabuf->priv;
 
+	/*
+	 * Unless a revocation gave it back already: one that took the buffer
+	 * held its file, so it finished before this release could run.
+	 */
 	mutex_lock(&p2p_dmabuf_lock);
-	/* Unless a revocation gave it back already. */
 	if (buf->kaddr) {
 		list_del(&buf->node);
 		pci_free_p2pmem(buf->provider, buf->kaddr, buf->size);
@@ -276,8 +288,6 @@ static const struct dma_buf_ops p2p_dmabuf_ops = {
 	.unmap_dma_buf = p2p_dmabuf_unmap,
 	.release = p2p_dmabuf_release,
 	.mmap = p2p_dmabuf_mmap,
-	.vmap = p2p_dmabuf_vmap,
-	.vunmap = p2p_dmabuf_vunmap,
 };
 
 /* Does @pdev have P2P memory and is its driver not unbinding? */
@@ -356,38 +366,38 @@ static int p2p_dmabuf_clear(void *kaddr, size_t size)
  * reaches @provider (pci_p2pdma_distance() >= 0). dma_buf_attach() fails
  * with -EOPNOTSUPP for an importer that does not accept peer-to-peer
  * memory (every static importer), with -EREMOTEIO for a device that is
- * not a PCI function or cannot reach the provider (the reason is logged),
- * and with -ENODEV once the buffer is revoked. dma_buf_pin() fails with
- * -EOPNOTSUPP: every importer can be revoked. dma_buf_map_attachment()
- * maps the memory for the importer's device with dma_map_sgtable() (PCI
- * bus addresses below a common switch, a normal DMA mapping through the
- * host bridge, an IOVA under an IOMMU); it fails with -ENODEV once the
- * buffer is revoked, and with the DMA API's error otherwise (-EREMOTEIO
- * if the route was refused since the attach).
+ * not a PCI function or cannot reach the provider (the reason is logged,
+ * rate-limited), and with -ENODEV once the buffer is revoked. A dynamic
+ * importer may pin (dma_buf_pin() returns 0); pinned or not, it is
+ * revoked through its move_notify. dma_buf_map_attachment() maps the
+ * memory for the importer's device with dma_map_sgtable() (PCI bus
+ * addresses below a common switch, a normal DMA mapping through the host
+ * bridge, an IOVA under an IOMMU), in segments of whole pages of at most
+ * the device's dma_get_max_seg_size() and 1 GiB; it fails with -ENODEV
+ * once the buffer is revoked, and with the DMA API's error otherwise
+ * (-EREMOTEIO if the route was refused since the attach).
  *
  * CPU access: mmap() of the dma-buf (MAP_SHARED only, else -EINVAL) maps
- * the memory uncached, PFN-mapped (VM_PFNMAP | VM_IO: no struct page for
- * GUP, so it cannot be the target of O_DIRECT or be pinned), a page at a
- * time as it faults; after the revocation every user mapping is zapped,
- * a later access gets SIGBUS and a new mmap() fails with -ENODEV.
- * dma_buf_vmap() gives the memory's kernel address as I/O memory
- * (iosys_map with is_iomem set: use the iosys_map accessors); it fails
- * with -ENODEV once the buffer is revoked (and the 6.12 dma-buf core
- * warns once on any exporter error there). DMA_BUF_IOCTL_SYNC has nothing
- * to do: the CPU maps BAR memory uncached.
+ * the memory uncached, PFN-mapped (VM_PFNMAP | VM_IO), a page at a time
+ * as it faults; after the revocation every user mapping is zapped, a
+ * later access gets SIGBUS and a new mmap() fails with -ENODEV.
+ * dma_buf_vmap() fails with -EINVAL: a kernel mapping handed out by the
+ * dma-buf core could not be revoked. DMA_BUF_IOCTL_SYNC has nothing to
+ * do: the CPU maps BAR memory uncached.
  *
  * When @provider's driver unbinds, each of its buffers is revoked: under
  * the buffer's reservation lock it is marked revoked and
- * dma_buf_move_notify() tells every importer to unmap; the unbind then
- * waits for the fences in the buffer's reservation object and for the
- * importers to unmap and for the vmap to be unmapped (dma_buf_vunmap()),
- * up to 10 seconds for all buffers together (a mapping or vmap still live
- * after that is logged), zaps the user mappings, and gives the memory
- * back to the pool, without waiting for the dma-buf to be released.
+ * dma_buf_move_notify() tells every importer. A pinned importer must have
+ * stopped every access when its move_notify returns (the revocation is
+ * synchronous for it); a dynamic one unmaps then or later, after the DMA
+ * it fenced in the reservation object. The unbind waits for those fences
+ * and for every mapping to be unmapped, with no time limit (what it waits
+ * for is logged after 5 seconds and every 30 seconds after that), zaps
+ * the user mappings, and only then gives the memory back to the pool. It
+ * does not wait for the dma-buf itself to be released.
  *
  * Context: process context, may sleep (the clearing of a large buffer
- * takes a while; a fatal signal stops it). Takes a global mutex that
- * serialises exports, revocations and releases.
+ * takes a while; a fatal signal stops it).
  *
  * Return: the dma-buf (drop it with dma_buf_put(), or install it in a file
  * descriptor with dma_buf_fd()); ERR_PTR(-EINVAL) if @size is 0 or not a
@@ -414,7 +424,6 @@ struct dma_buf *pci_p2pmem_export(struct pci_dev *provider, size_t size,
 	buf->provider = pci_dev_get(provider);
 	buf->size = size;
 	atomic_set(&buf->mapped, 0);
-	atomic_set(&buf->vmapped, 0);
 
 	/* Cleared outside the lock: a large buffer takes a while. */
 	ret = -ENODEV;
@@ -465,17 +474,32 @@ out_put:
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_export);
 
-/* What is left of the wait that ends at @deadline, at least one jiffy. */
-static long p2p_dmabuf_left(unsigned long deadline)
+/* The importers of @buf that hold mappings, by device and driver. */
+static void p2p_dmabuf_report_mapped(struct p2p_dmabuf *buf,
+				     unsigned long waited)
 {
-	return time_before(jiffies, deadline) ? deadline - jiffies : 1;
+	struct dma_buf_attachment *attach;
+
+	dma_resv_lock(buf->dmabuf->resv, NULL);
+	list_for_each_entry(attach, &buf->dmabuf->attachments, node)
+		if (attach->priv)
+			pci_warn(buf->provider, "P2PDMA: unbind waits %lu s for %s (%s) to unmap %lu mapping(s) of a revoked dma-buf of %zu bytes\n",
+				 waited / HZ, dev_name(attach->dev),
+				 dev_driver_string(attach->dev),
+				 (unsigned long)attach->priv, buf->size);
+	dma_resv_unlock(buf->dmabuf->resv);
 }
 
-/* Revoke @buf: tell its importers, wait (until @deadline) for them. */
-static void p2p_dmabuf_revoke_one(struct p2p_dmabuf *buf,
-				  unsigned long deadline)
+/*
+ * Revoke @buf: tell its importers, then wait for them for as long as it
+ * takes, naming what it waits for now and then. Returns when nothing can
+ * reach the memory any more.
+ */
+static void p2p_dmabuf_revoke_one(struct p2p_dmabuf *buf)
 {
 	struct dma_resv *resv = buf->dmabuf->resv;
+	long period = P2P_DMABUF_FIRST_REPORT;
+	unsigned long start = jiffies;
 
 	dma_resv_lock(resv, NULL);
 	WRITE_ONCE(buf->revoked, true);
@@ -483,48 +507,64 @@ static void p2p_dmabuf_revoke_one(struct p2p_dmabuf *buf,
 	dma_resv_unlock(resv);
 
 	/* DMA the importers queued before they were told. */
-	if (dma_resv_wait_timeout(resv, DMA_RESV_USAGE_BOOKKEEP, false,
-				  p2p_dmabuf_left(deadline)) <= 0)
-		pci_warn(buf->provider, "P2PDMA: dma-buf of %zu bytes revoked with DMA still pending\n",
-			 buf->size);
+	while (!dma_resv_wait_timeout(resv, DMA_RESV_USAGE_BOOKKEEP, false,
+				      period)) {
+		pci_warn(buf->provider, "P2PDMA: unbind waits %lu s for the fences of a revoked dma-buf of %zu bytes\n",
+			 (jiffies - start) / HZ, buf->size);
+		period = P2P_DMABUF_REPORT;
+	}
 	/*
 	 * Userspace: every page inserted before revoked was set goes, and
 	 * the fault inserts no more. After the unlock: the fault takes the
-	 * reservation lock under mmap_lock, the zap takes i_mmap_rwsem.
+	 * reservation lock under mmap_lock, the zap takes i_mmap_rwsem. No
+	 * file reference, no file: no mapping can exist.
 	 */
-	unmap_mapping_range(buf->dmabuf->file->f_mapping, 0, 0, 1);
+	if (buf->held)
+		unmap_mapping_range(buf->held->f_mapping, 0, 0, 1);
 
-	/* Importers that unmap after move_notify returned, and vmap users. */
-	if (!wait_event_timeout(p2p_dmabuf_unmapped,
-				!atomic_read(&buf->mapped),
-				p2p_dmabuf_left(deadline)))
-		pci_warn(buf->provider, "P2PDMA: dma-buf of %zu bytes revoked with %d mappings left: an importer ignored move_notify\n",
-			 buf->size, atomic_read(&buf->mapped));
-	if (!wait_event_timeout(p2p_dmabuf_unmapped,
-				!atomic_read(&buf->vmapped),
-				p2p_dmabuf_left(deadline)))
-		pci_warn(buf->provider, "P2PDMA: dma-buf of %zu bytes revoked with a vmap left\n",
-			 buf->size);
+	/* Importers that unmap after move_notify returned. */
+	while (!wait_event_timeout(p2p_dmabuf_unmapped,
+				   !atomic_read(&buf->mapped), period)) {
+		p2p_dmabuf_report_mapped(buf, jiffies - start);
+		period = P2P_DMABUF_REPORT;
+	}
 }
 
 /*
  * Revoke every dma-buf exported from @pdev and give its memory back to the
- * pool, so that the unbind does not wait for the dma-bufs to be released.
- * Called by p2p_provider_close() once nothing more is handed out.
+ * pool, without waiting for the dma-bufs to be released. Called by
+ * p2p_provider_close() once nothing more is handed out. A buffer whose
+ * file is already on its way out is left on the list: nothing can reach
+ * it any more, and its release gives the memory back.
  */
 void p2p_dmabuf_revoke(struct pci_dev *pdev)
 {
-	unsigned long deadline = jiffies + P2P_DMABUF_REVOKE_WAIT;
 	struct p2p_dmabuf *buf, *tmp;
+	LIST_HEAD(taken);
 
+	/*
+	 * The file cannot be freed under get_file_active() here: its last
+	 * fput() runs our release, which takes the buffer off the list under
+	 * the lock, before the file is freed. A count already at zero fails.
+	 */
 	mutex_lock(&p2p_dmabuf_lock);
 	list_for_each_entry_safe(buf, tmp, &p2p_dmabufs, node) {
 		if (buf->provider != pdev)
 			continue;
-		p2p_dmabuf_revoke_one(buf, deadline);
+		buf->held = get_file_active(&buf->dmabuf->file);
+		if (buf->held)
+			list_move_tail(&buf->node, &taken);
+	}
+	mutex_unlock(&p2p_dmabuf_lock);
+
+	list_for_each_entry_safe(buf, tmp, &taken, node) {
+		p2p_dmabuf_revoke_one(buf);
+		mutex_lock(&p2p_dmabuf_lock);
 		list_del(&buf->node);
 		pci_free_p2pmem(pdev, buf->kaddr, buf->size);
 		buf->kaddr = NULL;
+		mutex_unlock(&p2p_dmabuf_lock);
+		/* May be the last reference: release runs, and frees buf. */
+		fput(buf->held);
 	}
-	mutex_unlock(&p2p_dmabuf_lock);
 }
