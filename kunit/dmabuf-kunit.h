@@ -770,6 +770,103 @@ static void db_other_provider_not_stalled_test(struct kunit *test)
 }
 
 /*
+ * Map pages 1 and 2 of the buffer (a non-zero offset) into the case's
+ * own mm and fault page 1 in without touching it (the BAR is not backed).
+ * Returns the user address of page 1; *@page is the buffer's page 1.
+ */
+static unsigned long db_mmap_fault(struct kunit *test, struct page **page)
+{
+	struct db_case *c = test->priv;
+	struct vm_area_struct *vma;
+	unsigned long uaddr;
+	vm_flags_t flags;
+	int ret;
+
+	*page = virt_to_page(db_kaddr(test, c->dmabuf) + PAGE_SIZE);
+	uaddr = kunit_vm_mmap(test, c->dmabuf->file, 0, 2 * PAGE_SIZE,
+			      PROT_READ | PROT_WRITE, MAP_SHARED, PAGE_SIZE);
+	KUNIT_ASSERT_FALSE_MSG(test, !uaddr || IS_ERR_VALUE(uaddr),
+			       "kunit_vm_mmap: %ld", (long)uaddr);
+	mmap_read_lock(current->mm);
+	ret = fixup_user_fault(current->mm, uaddr, FAULT_FLAG_WRITE, NULL);
+	vma = vma_lookup(current->mm, uaddr);
+	flags = vma ? vma->vm_flags : 0;
+	mmap_read_unlock(current->mm);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	/* Pages with references, not bare PFNs: VFIO cannot take those. */
+	KUNIT_EXPECT_TRUE(test, flags & VM_MIXEDMAP);
+	KUNIT_EXPECT_TRUE(test, flags & VM_IO);
+	KUNIT_EXPECT_FALSE(test, flags & VM_PFNMAP);
+	return uaddr;
+}
+
+/*
+ * A fault inserts the page at its offset in the buffer, holding a page
+ * reference; GUP refuses the mapping (no pin without FOLL_PCI_P2PDMA, and
+ * none through the VMA at all: VM_IO); the revocation zaps it, leaves the
+ * page with its own reference only, and a later fault fails.
+ */
+static void db_mmap_page_refs_test(struct kunit *test)
+{
+	unsigned long uaddr;
+	struct page *page, *pinned;
+	int ret;
+
+	db_export(test);
+	uaddr = db_mmap_fault(test, &page);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 2);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(page_folio(page)), 1);
+	/* The pages around it are not mapped. */
+	KUNIT_EXPECT_EQ(test, page_ref_count(page - 1), 1);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page + 1), 1);
+
+	ret = pin_user_pages_fast(uaddr, 1, FOLL_WRITE | FOLL_LONGTERM,
+				  &pinned);
+	if (ret > 0)
+		unpin_user_pages(&pinned, ret);
+	KUNIT_EXPECT_EQ(test, ret, -EFAULT);
+	mmap_read_lock(current->mm);
+	ret = get_user_pages(uaddr, 1, FOLL_WRITE | FOLL_PCI_P2PDMA, &pinned);
+	mmap_read_unlock(current->mm);
+	if (ret > 0)
+		put_page(pinned);
+	KUNIT_EXPECT_EQ(test, ret, -EFAULT);
+
+	p2p_provider_close(db_p->pdev);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 1);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(page_folio(page)), 0);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+	mmap_read_lock(current->mm);
+	ret = fixup_user_fault(current->mm, uaddr, 0, NULL);
+	mmap_read_unlock(current->mm);
+	KUNIT_EXPECT_EQ(test, ret, -EFAULT);
+}
+
+/*
+ * A page reference beyond the mapping's (what a pin of a mapped page
+ * holds, by I/O started before the revocation) keeps the memory out of
+ * the pool until it is dropped, though the mapping is gone.
+ */
+static void db_revoke_waits_for_page_ref_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct page *page;
+
+	db_export(test);
+	db_mmap_fault(test, &page);
+	get_page(page);
+	db_close_async(test);
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&c->closed, HZ), 0);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(page_folio(page)), 0);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - DB_BUF);
+	put_page(page);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&c->closed, 5 * HZ),
+			0);
+	wait_for_completion(&c->closed);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+}
+
+/*
  * What P2PMEM_IOC_EXPORT does once its argument is copied in: every
  * refusal with its errno, and the export itself once P is published.
  */
@@ -847,6 +944,8 @@ static struct kunit_case p2pdma_dmabuf_cases[] = {
 	KUNIT_CASE(db_revoke_waits_for_fence_test),
 	KUNIT_CASE(db_release_during_revoke_test),
 	KUNIT_CASE(db_other_provider_not_stalled_test),
+	KUNIT_CASE(db_mmap_page_refs_test),
+	KUNIT_CASE(db_revoke_waits_for_page_ref_test),
 	KUNIT_CASE(db_export_req_test),
 	{}
 };

@@ -30,9 +30,10 @@
  * dirty memory (p2p_clean(), as for an mmap() of p2pmem/allocate).
  *
  * CPU access: mmap() of the dma-buf maps the same memory into userspace,
- * PFN-mapped and uncached like p2pmem/allocate, a page at a time as it
- * faults, and only while the buffer is not revoked; the revocation zaps
- * every such mapping and a later access gets SIGBUS. There is no vmap:
+ * uncached like p2pmem/allocate, a page (with a page reference) at a
+ * time as it faults, and only while the buffer is not revoked; the
+ * revocation zaps every such mapping, waits for any pin of its pages to
+ * go, and a later access gets SIGBUS. There is no vmap:
  * the dma-buf core hands a live vmap's address to later callers without
  * asking the exporter, so a vmap could not be revoked.
  *
@@ -222,12 +223,17 @@ static vm_fault_t p2p_dmabuf_fault(struct vm_fault *vmf)
 	struct p2p_dmabuf *buf = vma->vm_private_data;
 	struct dma_resv *resv = buf->dmabuf->resv;
 	vm_fault_t ret = VM_FAULT_SIGBUS;
+	int err;
 
 	dma_resv_lock(resv, NULL);
-	if (!buf->revoked && vmf->pgoff < buf->size >> PAGE_SHIFT)
-		ret = vmf_insert_pfn(vma, vmf->address,
-				     PHYS_PFN(virt_to_phys(buf->kaddr)) +
-				     vmf->pgoff);
+	if (!buf->revoked && vmf->pgoff < buf->size >> PAGE_SHIFT) {
+		/* The PTE holds a page reference: see p2p_dmabuf_mmap(). */
+		err = vm_insert_page(vma, vmf->address,
+				     virt_to_page(buf->kaddr +
+						  (vmf->pgoff << PAGE_SHIFT)));
+		/* -EBUSY: a racing fault inserted it first. */
+		ret = !err || err == -EBUSY ? VM_FAULT_NOPAGE : vmf_error(err);
+	}
 	dma_resv_unlock(resv);
 	return ret;
 }
@@ -240,6 +246,14 @@ static const struct vm_operations_struct p2p_dmabuf_vm_ops = {
  * mmap() of the dma-buf (the core checked that the range is inside it).
  * Shared mappings only: a private one would copy BAR memory into
  * anonymous pages on a write, which no device sees.
+ *
+ * The pages are inserted as pages (VM_MIXEDMAP), not as bare PFNs: each
+ * PTE holds a page reference, a forked child's copy takes its own, and
+ * the revocation waits for every reference to go. VM_IO makes GUP refuse
+ * the mapping, so nothing can pin it through the VMA (VFIO type1 pins a
+ * VM_PFNMAP mapping's PFNs without a reference; this one is not such a
+ * mapping); a page GUP-fast took with FOLL_PCI_P2PDMA holds a reference
+ * the revocation waits for.
  */
 static int p2p_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 {
@@ -253,7 +267,7 @@ static int p2p_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 	/* Only fails early: the fault checks under the lock. */
 	if (READ_ONCE(buf->revoked))
 		return -ENODEV;
-	vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_set(vma, VM_MIXEDMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP);
 	/* As p2pmem/allocate and the kernel's mapping of the BAR: uncached. */
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	vma->vm_ops = &p2p_dmabuf_vm_ops;
@@ -378,9 +392,10 @@ static int p2p_dmabuf_clear(void *kaddr, size_t size)
  * (-EREMOTEIO if the route was refused since the attach).
  *
  * CPU access: mmap() of the dma-buf (MAP_SHARED only, else -EINVAL) maps
- * the memory uncached, PFN-mapped (VM_PFNMAP | VM_IO), a page at a time
- * as it faults; after the revocation every user mapping is zapped, a
- * later access gets SIGBUS and a new mmap() fails with -ENODEV.
+ * the memory uncached (VM_MIXEDMAP | VM_IO: each PTE holds a page
+ * reference, GUP refuses the mapping), a page at a time as it faults;
+ * after the revocation every user mapping is zapped (a forked child's
+ * too), a later access gets SIGBUS and a new mmap() fails with -ENODEV.
  * dma_buf_vmap() fails with -EINVAL: a kernel mapping handed out by the
  * dma-buf core could not be revoked. DMA_BUF_IOCTL_SYNC has nothing to
  * do: the CPU maps BAR memory uncached.
@@ -491,6 +506,34 @@ static void p2p_dmabuf_report_mapped(struct p2p_dmabuf *buf,
 }
 
 /*
+ * Wait until no page of @buf has a reference beyond the one it always
+ * has (its idle reference): the zap dropped those of the user mappings,
+ * what is left is a pin, by I/O that will end. Polled: nothing wakes us
+ * when a page reference is dropped.
+ */
+static void p2p_dmabuf_wait_pages(struct p2p_dmabuf *buf, unsigned long start)
+{
+	unsigned long npages = buf->size >> PAGE_SHIFT, i;
+	unsigned long next = jiffies + P2P_DMABUF_FIRST_REPORT;
+	struct page *page;
+
+	for (i = 0; i < npages; i++) {
+		page = virt_to_page(buf->kaddr + (i << PAGE_SHIFT));
+		while (page_ref_count(page) > 1) {
+			if (time_after(jiffies, next)) {
+				pci_warn(buf->provider, "P2PDMA: unbind waits %lu s for %d pins of page %lu of a revoked dma-buf of %zu bytes\n",
+					 (jiffies - start) / HZ,
+					 page_ref_count(page) - 1, i,
+					 buf->size);
+				next = jiffies + P2P_DMABUF_REPORT;
+			}
+			schedule_timeout_uninterruptible(1);
+		}
+		cond_resched();
+	}
+}
+
+/*
  * Revoke @buf: tell its importers, then wait for them for as long as it
  * takes, naming what it waits for now and then. Returns when nothing can
  * reach the memory any more.
@@ -528,6 +571,7 @@ static void p2p_dmabuf_revoke_one(struct p2p_dmabuf *buf)
 		p2p_dmabuf_report_mapped(buf, jiffies - start);
 		period = P2P_DMABUF_REPORT;
 	}
+	p2p_dmabuf_wait_pages(buf, start);
 }
 
 /*

@@ -2,11 +2,12 @@
 /*
  * /dev/p2pmem: P2P memory exported to userspace as a dma-buf
  * (P2PMEM_IOC_EXPORT, include/uapi/linux/p2pmem.h). Every errno of the
- * ioctl, the dma-buf's mmap() (zeroed memory, the same bytes, the flags
- * of a PFN mapping), what the dma-buf core shows and does with it
+ * ioctl, the dma-buf's mmap() (zeroed memory, the same bytes at any
+ * offset, the flags of a mapping of refcounted pages that GUP refuses),
+ * what the dma-buf core shows and does with it
  * (fdinfo, DMA_BUF_IOCTL_SYNC, DMA_BUF_SET_NAME, passing it to another
- * process), and the revocation when the provider unbinds (SIGBUS, then
- * -ENODEV until it is bound again).
+ * process), and the revocation when the provider unbinds (SIGBUS, in a
+ * forked child too, then -ENODEV until it is bound again).
  *
  * The provider comes from the environment, as for p2pdma_test:
  *   P2P_MEM      serial of the NVMe whose CMB is the P2P memory, or
@@ -30,6 +31,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/dma-buf.h>
@@ -293,8 +295,10 @@ TEST_F(p2pexp, export_gives_cloexec_rdwr_dmabuf)
 }
 
 /*
- * The mapping is a PFN mapping (pf io dd de, shared), reads zero, and
- * what the CPU writes reads back, also through a second mapping.
+ * The mapping holds pages, not bare PFNs (mm io dd de, shared, not pf:
+ * VFIO type1 would pin a pf mapping's PFNs without a reference), reads
+ * zero, and what the CPU writes reads back, also through a second
+ * mapping.
  */
 TEST_F(p2pexp, mmap_reads_zero_and_writes_read_back)
 {
@@ -307,7 +311,8 @@ TEST_F(p2pexp, mmap_reads_zero_and_writes_read_back)
 	ASSERT_NE(MAP_FAILED, p);
 	EXPECT_EQ(-1, first_nonzero(p, MIB));
 	vm_flags(p, flags, sizeof(flags));
-	EXPECT_TRUE(has_flag(flags, "pf")) TH_LOG("VmFlags:%s", flags);
+	EXPECT_TRUE(has_flag(flags, "mm")) TH_LOG("VmFlags:%s", flags);
+	EXPECT_FALSE(has_flag(flags, "pf")) TH_LOG("VmFlags:%s", flags);
 	EXPECT_TRUE(has_flag(flags, "io")) TH_LOG("VmFlags:%s", flags);
 	EXPECT_TRUE(has_flag(flags, "dd")) TH_LOG("VmFlags:%s", flags);
 	EXPECT_TRUE(has_flag(flags, "de")) TH_LOG("VmFlags:%s", flags);
@@ -318,6 +323,62 @@ TEST_F(p2pexp, mmap_reads_zero_and_writes_read_back)
 	ASSERT_NE(MAP_FAILED, q);
 	EXPECT_EQ(-1, mismatch(q, MIB, 3));
 	munmap(q, MIB);
+	munmap(p, MIB);
+	close(fd);
+}
+
+/*
+ * A mapping at a non-zero offset shows the buffer's bytes from that
+ * offset on: what a mapping at offset 0 wrote, page for page.
+ */
+TEST_F(p2pexp, mmap_at_offset_maps_those_pages)
+{
+	const size_t off = 5 * PAGE, len = 3 * PAGE;
+	unsigned char *p, *q;
+	size_t i;
+	int fd = export(self->dev, &self->req);
+
+	ASSERT_LE(0, fd);
+	p = map_buf(fd, MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	/* A different byte in every page. */
+	for (i = 0; i < MIB; i++)
+		p[i] = (unsigned char)(i / PAGE * 7 + i % 251);
+	q = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+	ASSERT_NE(MAP_FAILED, q);
+	EXPECT_EQ(0, memcmp(q, p + off, len));
+	q[len - 1] ^= 0xff;
+	EXPECT_EQ(p[off + len - 1], q[len - 1]);
+	/* Past the end of the buffer. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 2 * PAGE, PROT_READ, MAP_SHARED, fd, MIB - PAGE));
+	EXPECT_EQ(EINVAL, errno);
+	munmap(q, len);
+	munmap(p, MIB);
+	close(fd);
+}
+
+/*
+ * GUP refuses the mapping (VM_IO): vmsplice(), which takes references
+ * on the user pages it is given, fails with EFAULT, so no reference taken
+ * through the VMA can outlive a revocation. DMA goes through the dma-buf.
+ */
+TEST_F(p2pexp, gup_of_mapping_is_efault)
+{
+	int fd = export(self->dev, &self->req), pfd[2];
+	struct iovec iov;
+	unsigned char *p;
+
+	ASSERT_LE(0, fd);
+	p = map_buf(fd, MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, touch(p, true));
+	iov.iov_base = p;
+	iov.iov_len = PAGE;
+	ASSERT_EQ(0, pipe(pfd));
+	EXPECT_EQ(-1, vmsplice(pfd[1], &iov, 1, 0));
+	EXPECT_EQ(EFAULT, errno);
+	close(pfd[0]);
+	close(pfd[1]);
 	munmap(p, MIB);
 	close(fd);
 }
@@ -537,6 +598,54 @@ TEST_F_TIMEOUT(p2pexp, unbind_revokes_mapping_with_sigbus, 120)
 	EXPECT_LE(0, fd);
 	if (fd >= 0)
 		close(fd);
+}
+
+/*
+ * A forked child shares the mapping (its copy of the page table holds
+ * page references of its own): after the unbind the child's access gets
+ * SIGBUS too, and the unbind did not wait for the child to exit.
+ */
+TEST_F_TIMEOUT(p2pexp, unbind_revokes_forked_childs_mapping, 120)
+{
+	long long avail = available(self->bdf);
+	int fd = export(self->dev, &self->req), go[2], done[2], status;
+	unsigned char *p, c = 0;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	p = map_buf(fd, MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	fill(p, MIB, 9);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* The child's own PTEs, then wait for the unbind. */
+		int bad = mismatch(p, MIB, 9) != -1;
+
+		if (write(done[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		if (touch(p, false) != SIGBUS || touch(p + MIB - 1, true) != SIGBUS)
+			_exit(3);
+		_exit(bad ? 1 : 0);
+	}
+	ASSERT_EQ(1, read(done[0], &c, 1));
+	EXPECT_EQ(0, munmap(p, MIB));
+	EXPECT_EQ(0, close(fd));
+	ASSERT_EQ(0, set_bound(self->bdf, false));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child: 1 bytes differ, 2 pipe, 3 no SIGBUS");
+	close(go[0]);
+	close(go[1]);
+	close(done[0]);
+	close(done[1]);
+	ASSERT_EQ(0, set_bound(self->bdf, true));
+	ASSERT_EQ(0, wait_p2pmem(self->bdf));
+	/* The driver's own use of its memory (NVMe queues) as before. */
+	EXPECT_EQ(avail, available(self->bdf));
 }
 
 TEST_HARNESS_MAIN
