@@ -386,6 +386,47 @@ static void db_no_peer2peer_test(struct kunit *test)
 		dma_buf_detach(dmabuf, attach);
 }
 
+/* An importer whose device is not a PCI function: -EREMOTEIO at attach. */
+static void db_non_pci_importer_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct dma_buf_attachment *attach;
+	struct device *dev;
+
+	dev = kunit_device_register(test, "p2pdma-db-not-pci");
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dev);
+	db_export(test);
+	attach = dma_buf_dynamic_attach(c->dmabuf, dev, &db_importer, test);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(attach), -EREMOTEIO);
+	if (!IS_ERR(attach))
+		dma_buf_detach(c->dmabuf, attach);
+}
+
+/*
+ * A route refused after the attach (the policy changed): the next map
+ * fails with -EREMOTEIO, and one after the route is allowed again works.
+ */
+static void db_route_refused_after_attach_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct sg_table *sgt;
+
+	db_export(test);
+	c->attach = db_attach(test, db_r, &db_importer);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, c->attach);
+	set_policy(test, "deny:all");
+	sgt = dma_buf_map_attachment_unlocked(c->attach, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(sgt), -EREMOTEIO);
+	if (!IS_ERR(sgt))
+		dma_buf_unmap_attachment_unlocked(c->attach, sgt,
+						  DMA_BIDIRECTIONAL);
+	set_policy(test, "");
+	sgt = dma_buf_map_attachment_unlocked(c->attach, DMA_BIDIRECTIONAL);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(sgt));
+	if (!IS_ERR(sgt))
+		c->sgt = sgt;
+}
+
 /*
  * A dynamic importer may pin (as the dma-buf core itself does on every
  * map when CONFIG_DMABUF_MOVE_NOTIFY is off, and RDMA's pinned revocable
@@ -934,6 +975,8 @@ static struct kunit_case p2pdma_dmabuf_cases[] = {
 	KUNIT_CASE(db_map_thru_host_bridge_test),
 	KUNIT_CASE(db_refused_route_test),
 	KUNIT_CASE(db_no_peer2peer_test),
+	KUNIT_CASE(db_non_pci_importer_test),
+	KUNIT_CASE(db_route_refused_after_attach_test),
 	KUNIT_CASE(db_pin_revoked_test),
 	KUNIT_CASE(db_release_test),
 	KUNIT_CASE(db_revoke_test),

@@ -92,13 +92,14 @@ static long p2pmem_export_ioctl(struct p2pmem_export __user *uarg)
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	dmabuf = p2pmem_export_req(&req);
-	if (IS_ERR(dmabuf))
-		return PTR_ERR(dmabuf);
+	/* First the descriptor: without one, no memory is taken or cleared. */
 	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd < 0) {
-		dma_buf_put(dmabuf);
+	if (fd < 0)
 		return fd;
+	dmabuf = p2pmem_export_req(&req);
+	if (IS_ERR(dmabuf)) {
+		put_unused_fd(fd);
+		return PTR_ERR(dmabuf);
 	}
 	/* The descriptor goes live only once userspace can learn it. */
 	if (put_user(fd, &uarg->fd)) {

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -260,6 +261,25 @@ TEST_F(p2pexp, bad_pointer_is_efault)
 }
 
 /* Only a provider that can withdraw its memory (p2pmem-bar). */
+/* No free file descriptor: EMFILE, and no memory taken. */
+TEST_F(p2pexp, no_free_fd_is_emfile)
+{
+	long long avail = available(self->bdf);
+	struct rlimit old, lim;
+	int lowest = dup(0);
+
+	ASSERT_LE(0, lowest);
+	close(lowest);
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
+	/* Every descriptor below the lowest free one is in use. */
+	lim = old;
+	lim.rlim_cur = lowest;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &lim));
+	EXPECT_EQ(-EMFILE, export(self->dev, &self->req));
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
+	EXPECT_EQ(avail, available(self->bdf));
+}
+
 TEST_F(p2pexp, unpublished_is_eacces)
 {
 	char path[256];

@@ -6,8 +6,10 @@
 # mmap() of p2pmem/allocate writes to clear dirty memory are dropped, and
 # what its reads return is the platform's choice (QEMU's q35 returns
 # zeros). So the mmap() must fail with EIO and one kernel log line, and
-# mark nothing clean; back in D0 the same memory is cleared and handed out
-# as zeros, never with the bytes its previous user wrote.
+# mark nothing clean; so must an export of that memory as a dma-buf
+# (/dev/p2pmem), which must take nothing from the pool; back in D0 the
+# same memory is cleared and handed out as zeros, never with the bytes
+# its previous user wrote.
 #
 # Puts the provider into D3hot and back to D0 with setpci (Power
 # Management Control/Status), with no I/O to it in between; the NVMe
@@ -35,7 +37,7 @@ if [ -z "$bdf" ] || [ ! -d "$dev/p2pmem" ] ||
 	ktap_skip_all "needs an NVMe with P2P memory (P2P_MEM) and the PCI PM capability"
 	exit "$KSFT_SKIP"
 fi
-ktap_set_plan 7
+ktap_set_plan 9
 
 d0() { setpci -s "$bdf" CAP_PM+4.w=0000:0003; }
 trap d0 EXIT
@@ -59,6 +61,12 @@ log=$(dmesg | sed -n '/p2pmem_power: mapping/,$p')
 p2p_check mmap_in_d3hot_logs_why \
 	"$([[ $log == *"$bdf: P2PDMA: p2pmem_hold: cannot clear P2P memory: the device is not in D0"* ]]; echo $?)" \
 	"kernel log: $(tail -n 2 <<< "$log")"
+out=$("$dir/p2pmem_hold" export "$bdf" "$avail" 2>&1)
+p2p_check export_in_d3hot_fails_with_eio "$([ "$out" = "export error EIO" ]; echo $?)" \
+	"p2pmem_hold: $out"
+now=$(<"$dev/p2pmem/available")
+p2p_check export_in_d3hot_takes_nothing "$([ "$now" = "$avail" ]; echo $?)" \
+	"available $now, want $avail"
 
 d0
 out=$("$dir/p2pmem_hold" map "$bdf" "$avail" 2>&1)
