@@ -6,13 +6,16 @@
 # A second pair below one PCIe switch, whose downstream ports have no ACS:
 # a bus-address route, for which dma-iommu hands the client the BAR's bus
 # address. QEMU routes no peer traffic, so that DMA faults in the IOMMU
-# (iommu_bus_address.sh checks exactly that).
+# (iommu_bus_address.sh checks exactly that). QEMU's edu DMA engine on a
+# root port of its own reaches p2pI1's CMB through the host bridge, by
+# IOVA (p2pmem_edu).
 #
 #  intel-iommu
 #  pcie.0 --+-- rp7 -- p2pI1 (CMB, the P2P memory)
 #           +-- rp8 -- p2pI2
 #           +-- rp11 -- up11 (switch) --+-- dn111 -- p2pJ1 (CMB, the P2P memory)
 #                                       +-- dn112 -- p2pJ2
+#           +-- rp12 -- edu (DMA engine, 64-bit mask)
 cpu EPYC,vendor=AuthenticAMD
 dev intel-iommu,intremap=off
 dev pcie-root-port,id=rp7,bus=pcie.0,chassis=7,slot=7,addr=0x8
@@ -25,6 +28,10 @@ dev xio3130-downstream,id=dn111,bus=up11,chassis=41,slot=0
 dev xio3130-downstream,id=dn112,bus=up11,chassis=42,slot=1
 nvme p2pJ1 dn111 64
 nvme p2pJ2 dn112
+dev pcie-root-port,id=rp12,bus=pcie.0,chassis=43,slot=12,addr=0xc
+dev edu,bus=rp12,dma_mask=0xffffffffffffffff
+guest_env P2P_EDU_SCN=iommu_edu,p2pI1,through-host-bridge
+guest_env P2P_EDU_IOMMU=1
 kernel_arg intel_iommu=on
 guest_env P2P_EXPECT_IOMMU=p2pI1,p2pI2
 # The switch pair's suite: name, provider, client and their distance.

@@ -129,6 +129,12 @@ if [ -n "${P2P_IOMMU_BUS:-}" ]; then
 	suite "$name/iommu_bus_address" env P2P_BIN="$top/build/bin" \
 		"$sel/iommu_bus_address.sh"
 fi
+# The machine's edu DMA engine (P2P_EDU_SCN: name, provider serial, map
+# type): a device DMAing with exactly the addresses the dma-buf exporter
+# handed out.
+if [ -n "${P2P_EDU_SCN:-}" ]; then
+	suite "${P2P_EDU_SCN%%,*}/p2pmem_edu" "$sel/p2pmem_edu"
+fi
 suite kmemleak "$top/tests/guest/kmemleak.sh"
 # The KCSAN flavour: what KCSAN watched, outside any suite (a comment of
 # the judged output), to show that it ran.

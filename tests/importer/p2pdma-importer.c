@@ -9,6 +9,7 @@
  * from /dev/p2pmem) for a named PCI function as a dynamic importer, map
  * and report each DMA segment, count move_notify calls, have a block
  * device read into the buffer, read the buffer's bytes with the CPU,
+ * have a QEMU edu device DMA with the mapping's own DMA addresses,
  * detach. It is a well-behaved importer:
  * move_notify unmaps at once, under the reservation lock it is called
  * with; P2PIMP_ATTACH_BUGGY makes one that ignores it, and
@@ -25,6 +26,8 @@
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/dma-mapping.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-resv.h>
 #include <linux/fs.h>
@@ -44,12 +47,25 @@ MODULE_IMPORT_NS(DMA_BUF);
 
 #define IMP_MAX		8		/* attachments per open file */
 #define IMP_READ_MAX	SZ_1M
-#define IMP_DIR		DMA_BIDIRECTIONAL
+
+/* QEMU's edu device (docs/specs/edu.rst): DMA registers in BAR 0. */
+#define EDU_VENDOR	0x1234
+#define EDU_DEVICE	0x11e8
+#define EDU_DMA_SRC	0x80
+#define EDU_DMA_DST	0x88
+#define EDU_DMA_CNT	0x90
+#define EDU_DMA_CMD	0x98
+#define EDU_CMD_START	0x1
+#define EDU_CMD_TO_RAM	0x2		/* from edu's buffer to the address */
+#define EDU_BUF		0x40000		/* edu's buffer, as DMA sees it */
+#define EDU_BUF_LEN	4095		/* QEMU 7.2 aborts at 0x41000 */
 
 struct imp {
 	struct dma_buf *dmabuf;		/* referenced until detach */
 	struct pci_dev *pdev;		/* the importer's device, referenced */
 	struct dma_buf_attachment *attach;
+	enum dma_data_direction dir;	/* of the mapping */
+	void __iomem *edu;		/* BAR 0 of an edu device, or NULL */
 	/* Under the dma-buf's reservation lock: */
 	struct sg_table *sgt;		/* the importer's mapping, or NULL */
 	unsigned int moves;		/* move_notify calls */
@@ -71,7 +87,7 @@ static void imp_move_notify(struct dma_buf_attachment *attach)
 		imp->moved_ns = ktime_get_ns();
 	if (imp->buggy || !imp->sgt)
 		return;
-	dma_buf_unmap_attachment(attach, imp->sgt, IMP_DIR);
+	dma_buf_unmap_attachment(attach, imp->sgt, imp->dir);
 	imp->sgt = NULL;
 }
 
@@ -102,6 +118,43 @@ static struct pci_dev *imp_pci_get(u32 domain, u32 bus, u32 devfn)
 	return pci_get_domain_bus_and_slot(domain, bus, devfn);
 }
 
+/*
+ * An edu device DMAs as the importer's device: enable it with a 64-bit
+ * DMA mask before anything is mapped for it (its registers in BAR 0).
+ */
+static int imp_edu_enable(struct imp *imp)
+{
+	struct pci_dev *pdev = imp->pdev;
+	int ret;
+
+	if (pdev->vendor != EDU_VENDOR || pdev->device != EDU_DEVICE)
+		return 0;
+	ret = pci_enable_device(pdev);
+	if (ret)
+		return ret;
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (!ret) {
+		imp->edu = pci_iomap(pdev, 0, 0);
+		if (!imp->edu)
+			ret = -ENOMEM;
+	}
+	if (ret) {
+		pci_disable_device(pdev);
+		return ret;
+	}
+	pci_set_master(pdev);
+	return 0;
+}
+
+static void imp_edu_disable(struct imp *imp)
+{
+	if (!imp->edu)
+		return;
+	pci_clear_master(imp->pdev);
+	pci_iounmap(imp->pdev, imp->edu);
+	pci_disable_device(imp->pdev);
+}
+
 static long imp_attach(struct imp_file *f, void __user *uarg)
 {
 	const struct dma_buf_attach_ops *ops = &imp_ops;
@@ -111,7 +164,8 @@ static long imp_attach(struct imp_file *f, void __user *uarg)
 
 	if (copy_from_user(&arg, uarg, sizeof(arg)))
 		return -EFAULT;
-	if (arg.flags & ~(P2PIMP_ATTACH_NO_P2P | P2PIMP_ATTACH_BUGGY))
+	if (arg.flags & ~(P2PIMP_ATTACH_NO_P2P | P2PIMP_ATTACH_BUGGY |
+			  P2PIMP_ATTACH_TO_DEVICE))
 		return -EINVAL;
 	if (arg.flags & P2PIMP_ATTACH_NO_P2P)
 		ops = &imp_ops_no_p2p;
@@ -123,6 +177,8 @@ static long imp_attach(struct imp_file *f, void __user *uarg)
 	if (!imp)
 		return -ENOMEM;
 	imp->buggy = arg.flags & P2PIMP_ATTACH_BUGGY;
+	imp->dir = arg.flags & P2PIMP_ATTACH_TO_DEVICE ? DMA_TO_DEVICE :
+		   DMA_BIDIRECTIONAL;
 	imp->dmabuf = dma_buf_get(arg.fd);
 	if (IS_ERR(imp->dmabuf)) {
 		ret = PTR_ERR(imp->dmabuf);
@@ -132,11 +188,14 @@ static long imp_attach(struct imp_file *f, void __user *uarg)
 	ret = -ENODEV;
 	if (!imp->pdev)
 		goto out_put;
+	ret = imp_edu_enable(imp);
+	if (ret)
+		goto out_pdev;
 	imp->attach = dma_buf_dynamic_attach(imp->dmabuf, &imp->pdev->dev,
 					     ops, imp);
 	if (IS_ERR(imp->attach)) {
 		ret = PTR_ERR(imp->attach);
-		goto out_pdev;
+		goto out_edu;
 	}
 	arg.handle = slot;
 	if (copy_to_user(uarg, &arg, sizeof(arg))) {
@@ -148,6 +207,8 @@ static long imp_attach(struct imp_file *f, void __user *uarg)
 
 out_detach:
 	dma_buf_detach(imp->dmabuf, imp->attach);
+out_edu:
+	imp_edu_disable(imp);
 out_pdev:
 	pci_dev_put(imp->pdev);
 out_put:
@@ -188,7 +249,7 @@ static long imp_map(struct imp_file *f, void __user *uarg)
 		ret = -EBUSY;
 		goto out_unlock;
 	}
-	sgt = dma_buf_map_attachment(imp->attach, IMP_DIR);
+	sgt = dma_buf_map_attachment(imp->attach, imp->dir);
 	if (IS_ERR(sgt)) {
 		ret = PTR_ERR(sgt);
 		goto out_unlock;
@@ -334,14 +395,78 @@ static long imp_read(struct imp_file *f, void __user *uarg)
 	return ret;
 }
 
+/* The DMA address of @len bytes at @offset, in one segment of @sgt. */
+static int imp_dma_addr(struct sg_table *sgt, u64 offset, u32 len,
+			dma_addr_t *dma)
+{
+	struct scatterlist *sg;
+	u64 pos = 0;
+	int i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		if (offset < pos + sg_dma_len(sg)) {
+			if (offset + len > pos + sg_dma_len(sg))
+				return -EINVAL;
+			*dma = sg_dma_address(sg) + (offset - pos);
+			return 0;
+		}
+		pos += sg_dma_len(sg);
+	}
+	return -EINVAL;
+}
+
+static long imp_edu(struct imp_file *f, void __user *uarg)
+{
+	struct p2pimp_edu arg;
+	unsigned long end;
+	struct imp *imp;
+	dma_addr_t dma;
+	long ret;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	imp = imp_get(f, arg.handle);
+	if (!imp || !imp->edu || !arg.len || arg.len > EDU_BUF_LEN ||
+	    arg.to_buffer > 1 || arg.pad)
+		return -EINVAL;
+	dma_resv_lock(imp->dmabuf->resv, NULL);
+	ret = -ENODEV;
+	if (!imp->sgt || imp->moves)
+		goto out_unlock;
+	ret = imp_dma_addr(imp->sgt, arg.offset, arg.len, &dma);
+	if (ret)
+		goto out_unlock;
+	writeq(arg.to_buffer ? EDU_BUF : dma, imp->edu + EDU_DMA_SRC);
+	writeq(arg.to_buffer ? dma : EDU_BUF, imp->edu + EDU_DMA_DST);
+	writeq(arg.len, imp->edu + EDU_DMA_CNT);
+	writeq(EDU_CMD_START | (arg.to_buffer ? EDU_CMD_TO_RAM : 0),
+	       imp->edu + EDU_DMA_CMD);
+	/* edu finishes on a timer of its own (100 ms of virtual time). */
+	end = jiffies + 5 * HZ;
+	while (readq(imp->edu + EDU_DMA_CMD) & EDU_CMD_START) {
+		if (time_after(jiffies, end)) {
+			ret = -ETIMEDOUT;
+			goto out_unlock;
+		}
+		usleep_range(1000, 2000);
+	}
+	arg.dma = dma;
+out_unlock:
+	dma_resv_unlock(imp->dmabuf->resv);
+	if (!ret && copy_to_user(uarg, &arg, sizeof(arg)))
+		ret = -EFAULT;
+	return ret;
+}
+
 static void imp_detach(struct imp *imp)
 {
 	dma_resv_lock(imp->dmabuf->resv, NULL);
 	if (imp->sgt)
-		dma_buf_unmap_attachment(imp->attach, imp->sgt, IMP_DIR);
+		dma_buf_unmap_attachment(imp->attach, imp->sgt, imp->dir);
 	imp->sgt = NULL;
 	dma_resv_unlock(imp->dmabuf->resv);
 	dma_buf_detach(imp->dmabuf, imp->attach);
+	imp_edu_disable(imp);
 	pci_dev_put(imp->pdev);
 	dma_buf_put(imp->dmabuf);
 	kfree(imp);
@@ -369,6 +494,9 @@ static long imp_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case P2PIMP_IOC_READ:
 		ret = imp_read(f, uarg);
+		break;
+	case P2PIMP_IOC_EDU:
+		ret = imp_edu(f, uarg);
 		break;
 	case P2PIMP_IOC_DETACH:
 		ret = -EINVAL;

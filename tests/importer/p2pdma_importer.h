@@ -20,6 +20,8 @@
 #define P2PIMP_ATTACH_NO_P2P	0x1
 /* move_notify is counted but ignored: the mapping stays (a buggy importer). */
 #define P2PIMP_ATTACH_BUGGY	0x2
+/* Map for DMA_TO_DEVICE only (the device may read, not write), not both ways. */
+#define P2PIMP_ATTACH_TO_DEVICE	0x4
 
 /**
  * struct p2pimp_attach - P2PIMP_IOC_ATTACH: dma_buf_dynamic_attach()
@@ -56,7 +58,8 @@ struct p2pimp_seg {
 };
 
 /**
- * struct p2pimp_map - P2PIMP_IOC_MAP: dma_buf_map_attachment() for DMA both ways
+ * struct p2pimp_map - P2PIMP_IOC_MAP: dma_buf_map_attachment(), for DMA both
+ * ways unless the attach asked for P2PIMP_ATTACH_TO_DEVICE
  * @handle: the attachment
  * @nents: out: DMA segments of the mapping (the first P2PIMP_MAX_SEGS in @segs)
  * @segs: out: the segments
@@ -121,6 +124,32 @@ struct p2pimp_read {
 	__u64 data;
 };
 
+/**
+ * struct p2pimp_edu - P2PIMP_IOC_EDU: the attachment's device, a QEMU edu
+ * (1234:11e8, a DMA engine with a 4 KiB buffer), DMAs with the DMA
+ * address its mapping gave for @offset: the exporter's own address, as
+ * hardware gets it
+ * @handle: a mapped attachment that was never told to move, for an edu
+ * @to_buffer: 0: edu reads @len bytes of the dma-buf into its buffer;
+ *	1: edu writes the first @len bytes of its buffer into the dma-buf
+ * @len: bytes, 1 to 4095, within one DMA segment of the mapping
+ * @pad: 0
+ * @offset: byte offset in the dma-buf
+ * @dma: out: the DMA address edu was given
+ * The reservation lock is held until edu has finished, so a move_notify
+ * waits for the DMA. Fails with -ENODEV once told to move, -EINVAL for a
+ * device that is not an edu or a range it cannot do, -ETIMEDOUT if edu
+ * did not finish within 5 s.
+ */
+struct p2pimp_edu {
+	__u32 handle;
+	__u32 to_buffer;
+	__u32 len;
+	__u32 pad;
+	__u64 offset;
+	__u64 dma;
+};
+
 #define P2PIMP_IOC_MAGIC	0xBA
 #define P2PIMP_IOC_ATTACH	_IOWR(P2PIMP_IOC_MAGIC, 1, struct p2pimp_attach)
 #define P2PIMP_IOC_MAP		_IOWR(P2PIMP_IOC_MAGIC, 2, struct p2pimp_map)
@@ -129,5 +158,6 @@ struct p2pimp_read {
 #define P2PIMP_IOC_READ		_IOW(P2PIMP_IOC_MAGIC, 5, struct p2pimp_read)
 /* Argument: the handle. The importer unmaps first if it still maps. */
 #define P2PIMP_IOC_DETACH	_IO(P2PIMP_IOC_MAGIC, 6)
+#define P2PIMP_IOC_EDU		_IOWR(P2PIMP_IOC_MAGIC, 7, struct p2pimp_edu)
 
 #endif /* _P2PDMA_IMPORTER_H */
