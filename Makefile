@@ -9,6 +9,7 @@
 #   make bench [BENCH_REPS=5]  our P2PDMA against the tree's own: table, CSV, PNG
 #   make test-upstream         black-box KUnit and guest suites on ours and on the tree's own
 #   make test-kcsan            KCSAN kernel: KUnit and the concurrency cases, data races judged
+#   make mutants [M="timer fence"]  break the dma-buf revocation guards one by one: each must fail a test
 #   make kernel-release | kernel-debug | kernel-kcsan | selftests | deps | clean
 #
 # TOPO selects a file in qemu/topologies/ (switch, hostbridge, mfd, acs, ...),
@@ -18,7 +19,7 @@ TOPO ?= switch
 TIMEOUT ?= 600
 
 .PHONY: all run test deps kernel-release kernel-debug kernel-kcsan tools selftests clean check \
-	patch bench test-upstream test-kcsan
+	patch bench test-upstream test-kcsan mutants
 
 all: kernel-release
 
@@ -58,6 +59,10 @@ bench: tools
 test-kcsan: deps tools selftests
 	@scripts/test-kcsan.sh
 
+# Not part of 'make test' or CI: a cold build, then ~3 min per mutant.
+mutants: deps
+	@scripts/mutants.sh $(M)
+
 # Not part of 'make test' or CI: two KUnit kernels, one table.
 test-upstream: deps tools selftests
 	@scripts/test-upstream.sh
@@ -72,3 +77,5 @@ clean:
 	rm -rf build/out-* build/runs build/bin build/accel build/last-run build/run-*.out build/selftests \
 		build/patch-* build/patches build/sphinx-check build/linux-intree build/bench \
 		build/linux-upstream build/out-upstream-debug build/kunit-bb-ours build/kunit-bb-upstream build/test-upstream
+	-git worktree remove --force build/mutants/tree 2>/dev/null
+	rm -rf build/mutants
