@@ -69,7 +69,16 @@ struct p2p_cpu_cache {
 /* Per-provider state, reached through pdev->p2pdma under RCU. */
 struct pci_p2pdma {
 	struct gen_pool *pool;	/* free P2P memory; chunk owner = p2p_region */
-	struct list_head regions;	/* p2p_region; only ever added to */
+	/*
+	 * p2p_region, added at the tail under p2p_setup_lock and never
+	 * unlinked: devres frees a region while it is still linked. That is
+	 * safe by devres's LIFO order alone: regions go in the reverse of
+	 * their registration, each only after memunmap_pages() saw its last
+	 * page, so every freed region lies after every live one, and a walk
+	 * looking up a live page's address stops before reaching it. The
+	 * list goes with this state, released after all of them.
+	 */
+	struct list_head regions;
 	struct p2p_cpu_cache __percpu *cache;
 	struct xarray routes;	/* client key -> packed route verdict */
 	struct pci_dev *pdev;	/* the provider; not referenced */
@@ -134,8 +143,10 @@ struct p2p_route {
 #define P2P_HOST_BRIDGE_COST	1024
 
 /*
- * Regions are added under p2p_setup_lock and removed only after the last
- * user of the provider is gone, so a walk needs no lock of its own.
+ * A walk needs no lock of its own: regions are added under p2p_setup_lock
+ * and never unlinked (see pci_p2pdma.regions). A walk over every region
+ * may run only before the unbind's close action; one that looks up the
+ * region of a page its caller holds may run until that page is freed.
  */
 #define for_each_p2p_region(region, p2p) \
 	list_for_each_entry_rcu(region, &(p2p)->regions, node, true)
