@@ -16,7 +16,7 @@
  * at db_reserved and a BAR on Q too (a second provider, which only
  * db_other_provider_not_stalled_test registers):
  *   7e57:00 (Intel 0x2020), window CPU db_reserved -> bus XL_BUS_BASE
- *     root port 1 - switch: DSP0 - P (BAR 0: 64-bit, XL_BAR_SIZE)
+ *     root port 1 - switch: DSP0 - P (BAR 0: 64-bit, DB_SIZE)
  *                           DSP1 - Q (BAR 0: 64-bit, XL_BAR_SIZE)
  *     root port 2 - R
  */
@@ -29,7 +29,8 @@
 #include <linux/iosys-map.h>
 #include <linux/p2pmem.h>
 
-#define DB_SIZE		SZ_2M		/* what P registers, at offset 0 */
+/* What P registers (its whole BAR): four clearing batches. */
+#define DB_SIZE		(4 * P2P_MAP_BATCH * PAGE_SIZE)
 #define DB_BUF		(256 * 1024)	/* bytes a case exports */
 
 static struct resource db_reserved = {
@@ -98,7 +99,8 @@ static int db_suite_init(struct kunit_suite *suite)
 	int ret;
 
 	/* The bus address suite's hierarchy, with a window of our own. */
-	ret = xl_build(&db_fp, &db_reserved, &db_p, &db_q, &db_r, true);
+	ret = xl_build(&db_fp, &db_reserved, &db_p, &db_q, &db_r, DB_SIZE,
+		       true);
 	if (ret)
 		goto fail;
 	/* The BAR is above 4 GiB: a client through the host bridge maps it. */
@@ -553,9 +555,10 @@ static void *db_kaddr(struct kunit *test, struct dma_buf *dmabuf)
 
 /*
  * Every export hands out memory cleared to zero: the pool's clearing
- * (p2p_clean()) is asked for every page of the buffer, which is clean
- * afterwards, the first time (a registration starts all dirty) and after
- * a previous buffer's memory came back dirty. A clearing that did not
+ * (p2p_clean()) is asked for every page of the buffer, batch after batch
+ * (four of them here), which is clean afterwards, the first time (a
+ * registration starts all dirty) and after a previous buffer's memory
+ * came back dirty. A clearing that did not
  * reach the device fails the export with -EIO and gives the memory back.
  */
 static void db_export_zeroed_test(struct kunit *test)
@@ -791,8 +794,8 @@ static void db_other_provider_not_stalled_test(struct kunit *test)
 	init_completion(&o->done);
 	grp = devres_open_group(&db_q->pdev->dev, NULL, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, grp);
-	KUNIT_ASSERT_EQ(test, pci_p2pdma_add_resource(db_q->pdev, 0, DB_SIZE,
-						      0), 0);
+	KUNIT_ASSERT_EQ(test, pci_p2pdma_add_resource(db_q->pdev, 0, SZ_2M, 0),
+			0);
 	db_export(test);
 	db_attach_map_ops(test, db_r, &db_importer_ignores);
 	db_close_async(test);

@@ -69,7 +69,7 @@ static void xl_suite_exit(struct kunit_suite *suite)
  */
 static int xl_build(struct fake_pci **fp, struct resource *res,
 		    struct fake_fn **p, struct fake_fn **q, struct fake_fn **r,
-		    bool q_bar)
+		    u32 p_bar_size, bool q_bar)
 {
 	struct fake_fn *rp, *dsp[2];
 	struct fake_host *h;
@@ -98,10 +98,10 @@ static int xl_build(struct fake_pci **fp, struct resource *res,
 	*r = fake_endpoint(rp, 1, NULL);
 	if (!*r)
 		return -ENOMEM;
-	fake_bar64(*p, XL_BUS_BASE + XL_BAR_AT, XL_BAR_SIZE);
+	fake_bar64(*p, XL_BUS_BASE + XL_BAR_AT, p_bar_size);
 	/* A second provider for the suites that need one: just above P's. */
 	if (q_bar)
-		fake_bar64(*q, XL_BUS_BASE + XL_BAR_AT + XL_BAR_SIZE,
+		fake_bar64(*q, XL_BUS_BASE + XL_BAR_AT + p_bar_size,
 			   XL_BAR_SIZE);
 	return fake_pci_scan(*fp);
 }
@@ -110,7 +110,8 @@ static int xl_suite_init(struct kunit_suite *suite)
 {
 	int ret;
 
-	ret = xl_build(&xl_fp, &xl_reserved, &xl_p, &xl_q, &xl_r, false);
+	ret = xl_build(&xl_fp, &xl_reserved, &xl_p, &xl_q, &xl_r, XL_BAR_SIZE,
+		       false);
 	if (ret)
 		goto fail;
 	ret = -ENOMEM;
