@@ -418,8 +418,10 @@ TEST_F(p2pexp, map_private_and_past_the_end_are_einval)
 /*
  * Memory another buffer left dirty reads zero in the next one: with the
  * rest of the pool held by other exports, the only free memory is the
- * written buffer's, so the next export must get it, cleared.
+ * written buffer's, so the next export must get it, cleared. Three whole
+ * clearing batches of 2 MiB and part of a fourth.
  */
+#define USED	(6 * MIB + 3 * PAGE)
 TEST_F_TIMEOUT(p2pexp, export_of_used_memory_reads_zero, 180)
 {
 	long long start = available(self->bdf), avail;
@@ -427,13 +429,13 @@ TEST_F_TIMEOUT(p2pexp, export_of_used_memory_reads_zero, 180)
 	unsigned long long chunk;
 	unsigned char *p;
 
-	fd = export_size(self, 2 * MIB);
+	fd = export_size(self, USED);
 	ASSERT_LE(0, fd);
-	p = map_buf(fd, 2 * MIB);
+	p = map_buf(fd, USED);
 	ASSERT_NE(MAP_FAILED, p);
-	fill(p, 2 * MIB, 9);
-	ASSERT_EQ(-1, mismatch(p, 2 * MIB, 9));
-	munmap(p, 2 * MIB);
+	fill(p, USED, 9);
+	ASSERT_EQ(-1, mismatch(p, USED, 9));
+	munmap(p, USED);
 	/* Take everything else, largest pieces first. */
 	chunk = 1ULL << 62;
 	while ((avail = available(self->bdf)) > 0 && nheld < 256) {
@@ -452,13 +454,13 @@ TEST_F_TIMEOUT(p2pexp, export_of_used_memory_reads_zero, 180)
 	ASSERT_EQ(0, available(self->bdf));
 	EXPECT_EQ(-ENOMEM, export_size(self, PAGE));
 	close(fd);
-	ASSERT_EQ((long long)(2 * MIB), available(self->bdf));
-	fd = export_size(self, 2 * MIB);
+	ASSERT_EQ((long long)(USED), available(self->bdf));
+	fd = export_size(self, USED);
 	ASSERT_LE(0, fd);
-	p = map_buf(fd, 2 * MIB);
+	p = map_buf(fd, USED);
 	ASSERT_NE(MAP_FAILED, p);
-	EXPECT_EQ(-1, first_nonzero(p, 2 * MIB));
-	munmap(p, 2 * MIB);
+	EXPECT_EQ(-1, first_nonzero(p, USED));
+	munmap(p, USED);
 	close(fd);
 	for (i = 0; i < nheld; i++)
 		close(held[i]);
@@ -666,6 +668,64 @@ TEST_F_TIMEOUT(p2pexp, unbind_revokes_forked_childs_mapping, 120)
 	ASSERT_EQ(0, wait_p2pmem(self->bdf));
 	/* The driver's own use of its memory (NVMe queues) as before. */
 	EXPECT_EQ(avail, available(self->bdf));
+}
+
+/* sw_sync (drivers/dma-buf/sw_sync.c): a timeline in debugfs, for tests. */
+#define SW_SYNC		"/sys/kernel/debug/sync/sw_sync"
+struct sw_sync_create_fence_data {
+	__u32 value;
+	char name[32];
+	__s32 fence;
+};
+
+#define SW_SYNC_IOC_CREATE_FENCE _IOWR('W', 0, struct sw_sync_create_fence_data)
+#define SW_SYNC_IOC_INC		_IOW('W', 1, __u32)
+
+/*
+ * A fence from userspace (a sw_sync point, imported as a writer with
+ * DMA_BUF_IOCTL_IMPORT_SYNC_FILE) stands for DMA queued on the buffer:
+ * the unbind waits for it, for longer than any timer would have, and
+ * ends once it signals; the mapping then gets SIGBUS.
+ */
+TEST_F_TIMEOUT(p2pexp, unbind_waits_for_unsignalled_fence, 120)
+{
+	struct sw_sync_create_fence_data f = { .value = 1, .name = "p2pexp" };
+	struct dma_buf_import_sync_file imp = { .flags = DMA_BUF_SYNC_WRITE };
+	int fd = export(self->dev, &self->req), tl, status, i;
+	char path[256];
+	unsigned char *p;
+	__u32 one = 1;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	p = map_buf(fd, MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	tl = open(SW_SYNC, O_RDWR);
+	ASSERT_LE(0, tl) TH_LOG("%s: %s", SW_SYNC, strerror(errno));
+	ASSERT_EQ(0, ioctl(tl, SW_SYNC_IOC_CREATE_FENCE, &f));
+	imp.fd = f.fence;
+	ASSERT_EQ(0, ioctl(fd, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &imp)) TH_LOG("%s", strerror(errno));
+	close(f.fence);
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/unbind", provider_drv);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(write_file(path, self->bdf) ? 1 : 0);
+	/* Past the driver's own shutdown and the 10 s of a timer. */
+	sleep(12);
+	EXPECT_EQ(0, waitpid(pid, &status, WNOHANG));
+	ASSERT_EQ(0, ioctl(tl, SW_SYNC_IOC_INC, &one));
+	for (i = 0; i < 1000 && waitpid(pid, &status, WNOHANG) != pid; i++)
+		usleep(10000);
+	ASSERT_GT(1000, i) TH_LOG("unbind still blocked 10 s after the fence signalled");
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	EXPECT_EQ(SIGBUS, touch(p, false));
+	close(tl);
+	EXPECT_EQ(0, munmap(p, MIB));
+	EXPECT_EQ(0, close(fd));
+	ASSERT_EQ(0, set_bound(self->bdf, true));
+	ASSERT_EQ(0, wait_p2pmem(self->bdf));
 }
 
 TEST_HARNESS_MAIN
