@@ -282,4 +282,26 @@ static inline int touch(unsigned char *p, bool write)
 	return sig;
 }
 
+/*
+ * Has the kernel logged a record holding @a (and @b, unless NULL) since
+ * @kmsg, /dev/kmsg opened O_NONBLOCK and sought to its end, was opened?
+ */
+static inline int kmsg_logged(int kmsg, const char *a, const char *b)
+{
+	char rec[2048];
+	ssize_t n;
+
+	while ((n = read(kmsg, rec, sizeof(rec) - 1)) != 0) {
+		if (n < 0) {
+			if (errno == EPIPE)
+				continue;
+			return 0;
+		}
+		rec[n] = '\0';
+		if (strstr(rec, a) && (!b || strstr(rec, b)))
+			return 1;
+	}
+	return 0;
+}
+
 #endif /* P2PDMA_UTIL_H */

@@ -220,25 +220,6 @@ TEST_F(edu, dma_with_exported_addresses_moves_the_bytes)
 	EXPECT_EQ(0, ioctl(self->ctl, P2PIMP_IOC_DETACH, h));
 }
 
-/* Has the kernel logged a line holding @a and @b since @kmsg was opened? */
-static int logged(int kmsg, const char *a, const char *b)
-{
-	char rec[2048];
-	ssize_t n;
-
-	while ((n = read(kmsg, rec, sizeof(rec) - 1)) != 0) {
-		if (n < 0) {
-			if (errno == EPIPE)
-				continue;
-			return 0;
-		}
-		rec[n] = '\0';
-		if (strstr(rec, a) && strstr(rec, b))
-			return 1;
-	}
-	return 0;
-}
-
 /*
  * Under a translating IOMMU a DMA_TO_DEVICE mapping lets edu read but not
  * write: the read brings the bytes, the write is blocked (the IOMMU logs
@@ -266,7 +247,7 @@ TEST_F(edu, to_device_mapping_is_read_only_under_iommu)
 	EXPECT_EQ(-1, differs(self)) TH_LOG("seed %u", self->seed);
 	/* The DMAR driver names the device by bus:dev.fn. */
 	snprintf(dev, sizeof(dev), "[%s]", self->edu + 5);
-	EXPECT_EQ(1, logged(kmsg, dev, "PTE Write access is not set"));
+	EXPECT_EQ(1, kmsg_logged(kmsg, dev, "PTE Write access is not set"));
 	close(kmsg);
 	EXPECT_EQ(0, ioctl(self->ctl, P2PIMP_IOC_DETACH, h));
 }

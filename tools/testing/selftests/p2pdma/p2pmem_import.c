@@ -414,25 +414,6 @@ TEST_F_TIMEOUT(import, unbind_revokes_importer_mapping, 120)
 	EXPECT_EQ(self->avail, available(self->mem.bdf));
 }
 
-/* Has the kernel logged @what since @kmsg (opened at the end) was opened? */
-static int logged(int kmsg, const char *what)
-{
-	char rec[2048];
-	ssize_t n;
-
-	while ((n = read(kmsg, rec, sizeof(rec) - 1)) != 0) {
-		if (n < 0) {
-			if (errno == EPIPE)
-				continue;
-			return 0;
-		}
-		rec[n] = '\0';
-		if (strstr(rec, what))
-			return 1;
-	}
-	return 0;
-}
-
 /* Has the unbind writer @pid exited? Its status in *@status. */
 static int unbind_done(pid_t pid, int *status)
 {
@@ -485,7 +466,7 @@ TEST_F_TIMEOUT(import, unbind_waits_for_importer_ignoring_move_notify, 120)
 	EXPECT_EQ(-ENODEV, buf_read(self->ctl, h, 0, b, sizeof(b)));
 	snprintf(line, sizeof(line), "for %s (nvme) to unmap 1 mapping(s)",
 		 c->bdf);
-	EXPECT_EQ(1, logged(kmsg, line));
+	EXPECT_EQ(1, kmsg_logged(kmsg, line, NULL));
 	close(kmsg);
 
 	/* Its unmap ends the unbind. */
