@@ -9,7 +9,7 @@
 #   make bench [BENCH_REPS=5]  our P2PDMA against the tree's own: table, CSV, PNG
 #   make test-upstream         black-box KUnit and guest suites on ours and on the tree's own
 #   make test-kcsan            KCSAN kernel: KUnit and the concurrency cases, data races judged
-#   make mutants [M="timer fence"]  break the dma-buf revocation guards one by one: each must fail a test
+#   make mutants [MUTANTS="timer fence"]  break the dma-buf revocation guards one by one: each must fail a test
 #   make kernel-release | kernel-debug | kernel-kcsan | selftests | deps | clean
 #
 # TOPO selects a file in qemu/topologies/ (switch, hostbridge, mfd, acs, ...),
@@ -61,7 +61,7 @@ test-kcsan: deps tools selftests
 
 # Not part of 'make test' or CI: a cold build, then ~3 min per mutant.
 mutants: deps
-	@scripts/mutants.sh $(M)
+	@scripts/mutants.sh $(MUTANTS)
 
 # Not part of 'make test' or CI: two KUnit kernels, one table.
 test-upstream: deps tools selftests
