@@ -83,8 +83,11 @@ static void p2p_dmabuf_release(struct dma_buf *dmabuf)'''),
     'pin': (
         'a dynamic importer may pin (DMABUF_MOVE_NOTIFY off pins on map)',
         'db_pin_revoked_test (and every map with DMABUF_MOVE_NOTIFY off)',
-        [('return attach->importer_ops ? 0 : -EOPNOTSUPP;',
-          'return -EOPNOTSUPP;')]),
+        [('''static int p2p_dmabuf_pin(struct dma_buf_attachment *attach)
+{
+	return 0;''', '''static int p2p_dmabuf_pin(struct dma_buf_attachment *attach)
+{
+	return -EOPNOTSUPP;''')]),
     'pfnmap': (
         'user mappings hold page references (no VM_PFNMAP for VFIO)',
         'db_mmap_page_refs_test',

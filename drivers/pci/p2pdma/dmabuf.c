@@ -130,11 +130,13 @@ static int p2p_dmabuf_attach(struct dma_buf *dmabuf,
  * importer gives up is being told to move, not being told to stop. Only
  * dynamic importers attach (a static one does not accept peer-to-peer
  * memory), so every pinned one has a move_notify and is revoked by it;
- * it must stop all access before that callback returns.
+ * it must stop all access before that callback returns. The callbacks
+ * exist all the same: with them the core treats this exporter as
+ * dynamic, and maps and unmaps under the reservation lock.
  */
 static int p2p_dmabuf_pin(struct dma_buf_attachment *attach)
 {
-	return attach->importer_ops ? 0 : -EOPNOTSUPP;
+	return 0;
 }
 
 static void p2p_dmabuf_unpin(struct dma_buf_attachment *attach)
