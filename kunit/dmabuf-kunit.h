@@ -911,6 +911,47 @@ static void db_revoke_waits_for_page_ref_test(struct kunit *test)
 }
 
 /*
+ * A mapping's table for a buffer of 4 GiB and more (an entry's length is
+ * 32 bits): 1 GiB entries, then the rest, each starting at the page its
+ * offset gives; and 64 KiB entries (a device's default limit) past 4 GiB.
+ * Only the table is built: no such BAR exists here, and no page in it is
+ * touched.
+ */
+static void db_sg_over_4g_test(struct kunit *test)
+{
+	struct page *first;
+	const size_t size = 5ULL * SZ_1G + 3 * PAGE_SIZE;
+	struct scatterlist *sg, *last = NULL;
+	struct sg_table sgt;
+	unsigned int i;
+	size_t off = 0;
+
+	first = pfn_to_page(PHYS_PFN(pci_resource_start(db_p->pdev, 0)));
+	KUNIT_ASSERT_EQ(test, p2p_dmabuf_fill_sg(&sgt, first, size, SZ_1G), 0);
+	KUNIT_EXPECT_EQ(test, sgt.orig_nents, 6);
+	for_each_sgtable_sg(&sgt, sg, i) {
+		KUNIT_EXPECT_EQ(test, sg->length, i < 5 ? SZ_1G : 3 * PAGE_SIZE);
+		KUNIT_EXPECT_EQ(test, sg->offset, 0);
+		KUNIT_EXPECT_PTR_EQ(test, sg_page(sg),
+				    nth_page(first, off >> PAGE_SHIFT));
+		off += sg->length;
+	}
+	KUNIT_EXPECT_EQ(test, off, size);
+	sg_free_table(&sgt);
+
+	KUNIT_ASSERT_EQ(test, p2p_dmabuf_fill_sg(&sgt, first, SZ_4G + PAGE_SIZE,
+						 SZ_64K), 0);
+	KUNIT_EXPECT_EQ(test, sgt.orig_nents, SZ_4G / SZ_64K + 1);
+	for_each_sgtable_sg(&sgt, sg, i)
+		last = sg;
+	KUNIT_ASSERT_NOT_NULL(test, last);
+	KUNIT_EXPECT_EQ(test, last->length, PAGE_SIZE);
+	KUNIT_EXPECT_PTR_EQ(test, sg_page(last),
+			    nth_page(first, SZ_4G >> PAGE_SHIFT));
+	sg_free_table(&sgt);
+}
+
+/*
  * What P2PMEM_IOC_EXPORT does once its argument is copied in: every
  * refusal with its errno, and the export itself once P is published.
  */
@@ -992,6 +1033,7 @@ static struct kunit_case p2pdma_dmabuf_cases[] = {
 	KUNIT_CASE(db_other_provider_not_stalled_test),
 	KUNIT_CASE(db_mmap_page_refs_test),
 	KUNIT_CASE(db_revoke_waits_for_page_ref_test),
+	KUNIT_CASE(db_sg_over_4g_test),
 	KUNIT_CASE(db_export_req_test),
 	{}
 };

@@ -106,6 +106,12 @@ static void p2p_dmabuf_release(struct dma_buf *dmabuf)'''),
 }''', '''}'''),
          ('static void p2p_dmabuf_wait_pages(',
           'static void __maybe_unused p2p_dmabuf_wait_pages(')]),
+    'sg32': (
+        'a mapping of 4 GiB or more is split at 32-bit entry lengths',
+        'db_sg_over_4g_test',
+        [('''	unsigned int len, i;
+	size_t off = 0;''', '''	unsigned int len, i;
+	unsigned int off = 0;''')]),
 }
 
 

@@ -152,14 +152,36 @@ static unsigned int p2p_dmabuf_seg(struct device *dev)
 	return max_t(unsigned int, round_down(seg, PAGE_SIZE), PAGE_SIZE);
 }
 
+/*
+ * @size bytes of pages from @first in @sgt, @seg bytes an entry (whole
+ * pages; the last entry takes the rest). An entry's length is 32 bits, so
+ * a buffer of 4 GiB or more takes several: @seg is at most 1 GiB.
+ */
+VISIBLE_IF_KUNIT int p2p_dmabuf_fill_sg(struct sg_table *sgt,
+					struct page *first, size_t size,
+					unsigned int seg)
+{
+	struct scatterlist *sg;
+	unsigned int len, i;
+	size_t off = 0;
+	int ret;
+
+	ret = sg_alloc_table(sgt, DIV_ROUND_UP(size, seg), GFP_KERNEL);
+	if (ret)
+		return ret;
+	for_each_sgtable_sg(sgt, sg, i) {
+		len = min_t(size_t, seg, size - off);
+		sg_set_page(sg, nth_page(first, off >> PAGE_SHIFT), len, 0);
+		off += len;
+	}
+	return 0;
+}
+
 static struct sg_table *p2p_dmabuf_map(struct dma_buf_attachment *attach,
 				       enum dma_data_direction dir)
 {
 	struct p2p_dmabuf *buf = attach->dmabuf->priv;
-	unsigned int seg = p2p_dmabuf_seg(attach->dev), len, i;
-	struct scatterlist *sg;
 	struct sg_table *sgt;
-	size_t off = 0;
 	int ret;
 
 	dma_resv_assert_held(attach->dmabuf->resv);
@@ -169,14 +191,10 @@ static struct sg_table *p2p_dmabuf_map(struct dma_buf_attachment *attach,
 	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
-	ret = sg_alloc_table(sgt, DIV_ROUND_UP(buf->size, seg), GFP_KERNEL);
+	ret = p2p_dmabuf_fill_sg(sgt, virt_to_page(buf->kaddr), buf->size,
+				 p2p_dmabuf_seg(attach->dev));
 	if (ret)
 		goto out_free;
-	for_each_sgtable_sg(sgt, sg, i) {
-		len = min_t(size_t, seg, buf->size - off);
-		sg_set_page(sg, virt_to_page(buf->kaddr + off), len, 0);
-		off += len;
-	}
 	/*
 	 * dma-direct and dma-iommu ask pci_p2pdma_map_segment() about each
 	 * segment: the bus address below a common switch, a normal mapping

@@ -295,6 +295,9 @@ struct dma_buf *p2pmem_export_req(const struct p2pmem_export *req);
 int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
 			 struct bin_attribute *attr,
 			 struct vm_area_struct *vma);
+struct sg_table;
+int p2p_dmabuf_fill_sg(struct sg_table *sgt, struct page *first, size_t size,
+		       unsigned int seg);
 #endif
 
 #endif /* _DRIVERS_PCI_P2PDMA_P2PDMA_H */
