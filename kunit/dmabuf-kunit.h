@@ -51,12 +51,18 @@ struct db_case {
 	/* What the p2p_clean() stand-in was asked to clear, and returns. */
 	unsigned long clean_first, clean_pages;
 	int clean_calls, clean_ret;
+	bool close_in_clean;	/* the stand-in starts an unbind */
 	/* p2p_provider_close() run by a thread, for the cases that wait. */
 	struct completion closed;
 	struct dma_fence *fence;	/* unsignalled on the buffer, or NULL */
 };
 
 static struct db_case *db_cur;	/* the case the stand-in reports to */
+
+static struct pci_p2pdma *db_p2p(void)
+{
+	return rcu_dereference_protected(db_p->pdev->p2pdma, 1);
+}
 
 /*
  * The stand-in for p2p_clean(): records the pages asked for and marks
@@ -72,15 +78,13 @@ static int db_clean_stub(struct p2p_region *region, unsigned long first,
 		c->clean_first = first;
 	c->clean_calls++;
 	c->clean_pages += n;
+	/* An unbind's first step, between the export's checks. */
+	if (c->close_in_clean)
+		WRITE_ONCE(db_p2p()->closing, true);
 	if (c->clean_ret)
 		return c->clean_ret;
 	bitmap_clear(region->dirty, first, n);
 	return 0;
-}
-
-static struct pci_p2pdma *db_p2p(void)
-{
-	return rcu_dereference_protected(db_p->pdev->p2pdma, 1);
 }
 
 static void db_suite_exit(struct kunit_suite *suite)
@@ -598,6 +602,29 @@ static void db_export_zeroed_test(struct kunit *test)
 }
 
 /*
+ * An unbind that starts while an export clears its memory, after the
+ * export's first check and before it puts the buffer on the list the
+ * revocation walks: the export sees it under the lock and fails with
+ * -ENODEV, giving the memory back; a buffer that slipped past would never
+ * be revoked (and keep the unbind waiting for its pages). The case stands
+ * in for the unbind by setting closing alone, and clears it again.
+ */
+static void db_export_racing_unbind_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct dma_buf *dmabuf;
+
+	c->close_in_clean = true;
+	dmabuf = pci_p2pmem_export(db_p->pdev, DB_BUF, 0);
+	KUNIT_EXPECT_GT(test, c->clean_calls, 0);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(dmabuf), -ENODEV);
+	if (!IS_ERR(dmabuf))
+		c->dmabuf = dmabuf;
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+	WRITE_ONCE(db_p2p()->closing, false);
+}
+
+/*
  * No vmap: the dma-buf core would hand a live vmap's address to later
  * callers after the revocation without asking the exporter.
  */
@@ -1026,6 +1053,7 @@ static struct kunit_case p2pdma_dmabuf_cases[] = {
 	KUNIT_CASE(db_revoke_test),
 	KUNIT_CASE(db_unbind_does_not_wait_test),
 	KUNIT_CASE(db_export_zeroed_test),
+	KUNIT_CASE(db_export_racing_unbind_test),
 	KUNIT_CASE(db_vmap_refused_test),
 	KUNIT_CASE(db_revoke_waits_for_unmap_test),
 	KUNIT_CASE(db_revoke_waits_for_fence_test),

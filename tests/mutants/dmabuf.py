@@ -112,6 +112,15 @@ static void p2p_dmabuf_release(struct dma_buf *dmabuf)'''),
         [('''	unsigned int len, i;
 	size_t off = 0;''', '''	unsigned int len, i;
 	unsigned int off = 0;''')]),
+    'recheck': (
+        'an export rechecks the provider under the lock the revocation takes',
+        'db_export_racing_unbind_test',
+        [('''	mutex_lock(&p2p_dmabuf_lock);
+	ret = -ENODEV;
+	if (!p2p_dmabuf_provider_open(provider))
+		goto out_unlock;
+''', '''	mutex_lock(&p2p_dmabuf_lock);
+''')]),
 }
 
 
