@@ -7,7 +7,8 @@
  * what the dma-buf core shows and does with it
  * (fdinfo, DMA_BUF_IOCTL_SYNC, DMA_BUF_SET_NAME, passing it to another
  * process), and the revocation when the provider unbinds (SIGBUS, in a
- * forked child too, then -ENODEV until it is bound again).
+ * forked child too, then -ENODEV until it is bound again; faults and
+ * exports in threads racing the unbind).
  *
  * The provider comes from the environment, as for p2pdma_test:
  *   P2P_MEM      serial of the NVMe whose CMB is the P2P memory, or
@@ -21,6 +22,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -726,6 +728,215 @@ TEST_F_TIMEOUT(p2pexp, unbind_waits_for_unsignalled_fence, 120)
 	EXPECT_EQ(0, close(fd));
 	ASSERT_EQ(0, set_bound(self->bdf, true));
 	ASSERT_EQ(0, wait_p2pmem(self->bdf));
+}
+
+/* Faulting threads, each on pages of its own (see below). */
+#define RACERS		4
+struct racer {
+	unsigned char *p;	/* the mapping: MIB bytes, pattern 9 */
+	int id;
+	int *stop;		/* set (atomically) when the case is done */
+	long ok, bus;		/* accesses that read a byte, or got SIGBUS */
+	long wrong;		/* bytes read that were not the pattern */
+	long after;		/* pages read after this thread saw SIGBUS */
+	long madv;		/* MADV_DONTNEED failures */
+};
+
+/* Read the byte at @p into @v; the signal it raised, or 0. */
+static int peek(unsigned char *p, unsigned char *v)
+{
+	struct sigaction sa = { .sa_handler = on_fault };
+	int sig;
+
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGSEGV, &sa, NULL);
+	sig = sigsetjmp(fault_jmp, 1);
+	if (!sig) {
+		__atomic_store_n(&fault_armed, 1, __ATOMIC_SEQ_CST);
+		*v = __atomic_load_n(p, __ATOMIC_RELAXED);
+		__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
+	}
+	return sig;
+}
+
+/*
+ * Drop a page of the thread's own from its page table and read it back,
+ * so that every access is a fresh fault; until told to stop.
+ */
+static void *racer_fn(void *arg)
+{
+	struct racer *r = arg;
+	size_t pg = r->id, off;
+	unsigned char v;
+
+	while (!__atomic_load_n(r->stop, __ATOMIC_RELAXED)) {
+		off = pg * PAGE + (pg * 61) % PAGE;
+		if (madvise(r->p + pg * PAGE, PAGE, MADV_DONTNEED))
+			r->madv++;
+		if (peek(r->p + off, &v)) {
+			r->bus++;
+		} else {
+			r->ok++;
+			r->wrong += v != pat(off, 9);
+			r->after += r->bus > 0;
+		}
+		pg += RACERS;
+		if (pg >= MIB / PAGE)
+			pg = r->id;
+	}
+	return NULL;
+}
+
+/*
+ * Threads fault the mapping page after page while the provider unbinds.
+ * Each access is a fresh fault on a page no other thread touches, so once
+ * a thread got SIGBUS (the buffer is revoked) none of its later faults
+ * may map a page: no page is inserted after the revocation. Every byte
+ * read before is the one written; after the unbind every page of the
+ * mapping gets SIGBUS; the unbind ends; the provider comes back whole.
+ */
+TEST_F_TIMEOUT(p2pexp, faults_racing_unbind_map_nothing_after, 180)
+{
+	long long avail0 = available(self->bdf);
+	struct racer r[RACERS] = {};
+	int stop = 0;
+	pthread_t t[RACERS];
+	unsigned char *p;
+	size_t off;
+	long ok = 0;
+	int fd, i;
+
+	fd = export(self->dev, &self->req);
+	ASSERT_LE(0, fd);
+	p = map_buf(fd, MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	fill(p, MIB, 9);
+	for (i = 0; i < RACERS; i++) {
+		r[i] = (struct racer){ .p = p, .id = i, .stop = &stop };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, racer_fn, &r[i]));
+	}
+	usleep(300000);
+	EXPECT_EQ(0, set_bound(self->bdf, false));
+	usleep(300000);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < RACERS; i++) {
+		pthread_join(t[i], NULL);
+		TH_LOG("thread %d: %ld bytes read, %ld SIGBUS", i, r[i].ok, r[i].bus);
+		EXPECT_EQ(0, r[i].madv);
+		EXPECT_EQ(0, r[i].wrong);
+		EXPECT_EQ(0, r[i].after);
+		EXPECT_LT(0, r[i].bus);
+		ok += r[i].ok;
+	}
+	EXPECT_LT(0, ok);
+	for (off = 0; off < MIB; off += PAGE)
+		if (touch(p + off, false) != SIGBUS)
+			break;
+	EXPECT_EQ(MIB, off) TH_LOG("page at %zu still mapped after the unbind", off);
+	EXPECT_EQ(0, munmap(p, MIB));
+	EXPECT_EQ(0, close(fd));
+	ASSERT_EQ(0, set_bound(self->bdf, true));
+	ASSERT_EQ(0, wait_p2pmem(self->bdf));
+	EXPECT_EQ(avail0, available(self->bdf));
+}
+
+/*
+ * An exporting thread: export, map, write, unmap; until told. It keeps the
+ * last HELD fds open, so that the buffers exported around the unbind are
+ * still there when it ended.
+ */
+#define HELD	64
+struct exporter {
+	int dev;
+	const struct p2pmem_export *req;
+	int *stop;		/* set (atomically) when the case is done */
+	long ok, enodev, other, bus;
+	int other_err;
+	int fds[HELD];		/* -1 where none */
+};
+
+static void *exporter_fn(void *arg)
+{
+	struct exporter *e = arg;
+	unsigned char *p;
+	int fd;
+
+	while (!__atomic_load_n(e->stop, __ATOMIC_RELAXED)) {
+		fd = export(e->dev, e->req);
+		if (fd == -ENODEV) {
+			e->enodev++;
+			continue;
+		}
+		if (fd < 0) {
+			e->other++;
+			e->other_err = -fd;
+			continue;
+		}
+		p = map_buf(fd, PAGE);
+		if (p != MAP_FAILED) {
+			e->bus += touch(p, true) == SIGBUS;
+			munmap(p, PAGE);
+		} else if (errno != ENODEV) {
+			e->other++;
+			e->other_err = errno;
+		}
+		if (e->fds[e->ok % HELD] >= 0)
+			close(e->fds[e->ok % HELD]);
+		e->fds[e->ok % HELD] = fd;
+		e->ok++;
+	}
+	return NULL;
+}
+
+/*
+ * Exports, each mapped and written, run in two threads while the provider
+ * unbinds: an export either works or fails with ENODEV, never another
+ * error. Every buffer an export gave, those exported while the unbind ran
+ * included, is revoked once it ended (mmap() fails with ENODEV): none
+ * slipped past the revocation, which would leave memory of an unbound
+ * provider mapped (and keep the unbind waiting for its page map). After
+ * the rebind the provider has all its memory.
+ */
+TEST_F_TIMEOUT(p2pexp, exports_racing_unbind_get_enodev, 180)
+{
+	long long avail0 = available(self->bdf);
+	struct exporter e[2] = {};
+	int stop = 0;
+	pthread_t t[2];
+	long live = 0;
+	int i, k;
+
+	self->req.size = 64 * 1024;
+	for (i = 0; i < 2; i++) {
+		e[i] = (struct exporter){ .dev = self->dev, .req = &self->req,
+					  .stop = &stop };
+		memset(e[i].fds, -1, sizeof(e[i].fds));
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, exporter_fn, &e[i]));
+	}
+	usleep(300000);
+	EXPECT_EQ(0, set_bound(self->bdf, false));
+	usleep(300000);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		TH_LOG("thread %d: %ld exports, %ld ENODEV, %ld SIGBUS", i,
+		       e[i].ok, e[i].enodev, e[i].bus);
+		EXPECT_EQ(0, e[i].other)
+			TH_LOG("errno %d: %s", e[i].other_err, strerror(e[i].other_err));
+		EXPECT_LT(0, e[i].ok);
+		EXPECT_LT(0, e[i].enodev);
+		for (k = 0; k < HELD; k++) {
+			if (e[i].fds[k] < 0)
+				continue;
+			if (map_buf(e[i].fds[k], PAGE) != MAP_FAILED || errno != ENODEV)
+				live++;
+			close(e[i].fds[k]);
+		}
+	}
+	EXPECT_EQ(0, live) TH_LOG("%ld buffers not revoked by the unbind", live);
+	ASSERT_EQ(0, set_bound(self->bdf, true));
+	ASSERT_EQ(0, wait_p2pmem(self->bdf));
+	EXPECT_EQ(avail0, available(self->bdf));
 }
 
 TEST_HARNESS_MAIN
