@@ -373,6 +373,35 @@ static void db_refused_route_test(struct kunit *test)
 }
 
 /*
+ * A loop of refused attaches (an RDMA user retrying ibv_reg_dmabuf_mr())
+ * logs the reason at most 10 times in 5 s, the limit of the refusals'
+ * ratelimit, and at least once: the case first waits out any earlier
+ * burst, then 30 attaches run well inside one interval.
+ */
+static void db_refusals_ratelimited_test(struct kunit *test)
+{
+	struct dma_buf_attachment *attach;
+	int i, refused = 0, n;
+	u64 mark;
+
+	set_policy(test, "deny:all");
+	db_export(test);
+	msleep(5100);
+	mark = kunit_kmsg_mark();
+	for (i = 0; i < 30; i++) {
+		attach = db_attach(test, db_r, &db_importer);
+		refused += PTR_ERR_OR_ZERO(attach) == -EREMOTEIO;
+		if (!IS_ERR(attach))
+			dma_buf_detach(attach->dmabuf, attach);
+	}
+	KUNIT_EXPECT_EQ(test, refused, 30);
+	n = kunit_kmsg_count(test, mark, "P2PDMA to/from client",
+			     pci_name(db_r->pdev), "refused");
+	KUNIT_EXPECT_GE(test, n, 1);
+	KUNIT_EXPECT_LE(test, n, 10);
+}
+
+/*
  * Importers that do not accept peer-to-peer memory are refused with
  * -EOPNOTSUPP: a dynamic one without allow_peer2peer, and every static
  * one (dma_buf_attach()).
@@ -1045,6 +1074,7 @@ static struct kunit_case p2pdma_dmabuf_cases[] = {
 	KUNIT_CASE(db_map_bus_address_test),
 	KUNIT_CASE(db_map_thru_host_bridge_test),
 	KUNIT_CASE(db_refused_route_test),
+	KUNIT_CASE(db_refusals_ratelimited_test),
 	KUNIT_CASE(db_no_peer2peer_test),
 	KUNIT_CASE(db_non_pci_importer_test),
 	KUNIT_CASE(db_route_refused_after_attach_test),

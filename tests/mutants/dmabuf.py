@@ -121,6 +121,13 @@ static void p2p_dmabuf_release(struct dma_buf *dmabuf)'''),
 		goto out_unlock;
 ''', '''	mutex_lock(&p2p_dmabuf_lock);
 ''')]),
+    'ratelimit': (
+        'refusals at attach are logged rate-limited',
+        'db_refusals_ratelimited_test',
+        [('''		if (__ratelimit(&p2p_dmabuf_refusals))
+			pci_p2pdma_distance(buf->provider, attach->dev, true);''',
+          '''		if (1 || __ratelimit(&p2p_dmabuf_refusals))
+			pci_p2pdma_distance(buf->provider, attach->dev, true);''')]),
 }
 
 
