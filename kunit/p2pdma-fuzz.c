@@ -141,6 +141,7 @@ static const struct {
 	{ 0x1ae0, 0x0123 },			/* Google: any device ID */
 	{ PCI_VENDOR_ID_ZHAOXIN, 0x1003 },	/* routes only within itself */
 	{ PCI_VENDOR_ID_ZHAOXIN, 0x1008 },
+	{ PCI_VENDOR_ID_NVIDIA, 0x2f96 },	/* Vera Rubin */
 };
 
 /*

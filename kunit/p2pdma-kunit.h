@@ -987,6 +987,26 @@ static void route_later_host_bridges_test(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, rt_known(EPG)->flags & P2P_HB_ANY_DEVICE);
 	KUNIT_EXPECT_TRUE(test, rt_known(EPZ1)->flags & P2P_HB_WITHIN_ITSELF);
 	KUNIT_EXPECT_FALSE(test, rt_known(EPA)->flags & P2P_HB_AFTER_612);
+	/*
+	 * NVIDIA Vera Rubin, 10de:2f95 to 2f98 (upstream 894a78088fc3): on
+	 * the list after 6.12, across host bridges; 2f94 and 2f99 are not.
+	 */
+	for (i = -1; i <= 4; i++) {
+		struct pci_dev *d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+		int k;
+
+		KUNIT_ASSERT_NOT_NULL(test, d);
+		d->vendor = PCI_VENDOR_ID_NVIDIA;
+		d->device = 0x2f95 + i;
+		k = p2p_host_bridge_index(d);
+		if (i < 0 || i == 4) {
+			KUNIT_EXPECT_LT_MSG(test, k, 0, "10de:%x", d->device);
+			continue;
+		}
+		KUNIT_ASSERT_GE_MSG(test, k, 0, "10de:%x", d->device);
+		KUNIT_EXPECT_EQ(test, p2p_routing_host_bridges[k].flags,
+				P2P_HB_AFTER_612);
+	}
 
 	p2p_route_compute(rt_dev(test, EPL1), rt_dev(test, EPL2), &r);
 	KUNIT_EXPECT_EQ(test, r.map, THRU);

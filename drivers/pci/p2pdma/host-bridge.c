@@ -83,6 +83,14 @@ VISIBLE_IF_KUNIT const struct p2p_known_host_bridge p2p_routing_host_bridges[] =
 	{ PCI_VENDOR_ID_ZHAOXIN, 0x1006, P2P_HB_WITHIN_ITSELF | P2P_HB_AFTER_612 },
 	{ PCI_VENDOR_ID_ZHAOXIN, 0x1007, P2P_HB_WITHIN_ITSELF | P2P_HB_AFTER_612 },
 	{ PCI_VENDOR_ID_ZHAOXIN, 0x1008, P2P_HB_AFTER_612 },
+	/*
+	 * NVIDIA Vera Rubin CPUs: upstream 894a78088fc3 (Linux 7.3-rc1),
+	 * device IDs 2f95 to 2f98 as reported to us (issue 35).
+	 */
+	{ PCI_VENDOR_ID_NVIDIA, 0x2f95, P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_NVIDIA, 0x2f96, P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_NVIDIA, 0x2f97, P2P_HB_AFTER_612 },
+	{ PCI_VENDOR_ID_NVIDIA, 0x2f98, P2P_HB_AFTER_612 },
 };
 
 /*
@@ -159,7 +167,7 @@ static struct pci_dev *p2p_host_bridge_id_dev(struct pci_bus *root,
 }
 
 /* Index of @dev in p2p_routing_host_bridges[], or -1. */
-static int p2p_host_bridge_index(struct pci_dev *dev)
+VISIBLE_IF_KUNIT int p2p_host_bridge_index(struct pci_dev *dev)
 {
 	const struct p2p_known_host_bridge *k;
 	int i;

@@ -257,6 +257,7 @@ extern const struct p2p_known_host_bridge p2p_routing_host_bridges[];
 extern struct list_head p2p_published_list;
 bool p2p_cpu_routes_p2p(void);
 int p2p_known_host_bridge(struct pci_host_bridge *hb);
+int p2p_host_bridge_index(struct pci_dev *dev);
 int p2p_policy_install(const char *val);
 int p2p_policy_set(const char *val, const struct kernel_param *kp);
 int p2p_policy_get(char *buf, const struct kernel_param *kp);
