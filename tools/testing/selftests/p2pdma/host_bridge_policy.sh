@@ -103,26 +103,34 @@ logged_since() {
 
 # copy [SOURCE]: O_DIRECT from the source (or the block device SOURCE)
 # into the provider's P2P memory, then to the provider's own namespace;
-# prints "ok", "refused" (EREMOTEIO on the read) or what went wrong.
+# prints "ok", "refused" (EREMOTEIO on the read) or what went wrong. Each
+# copy moves a fresh random pattern into a destination zeroed first, so
+# that a leg that writes nothing cannot pass on an earlier copy's bytes,
+# and a refused copy must leave the destination zero.
 copy() {
-	local rc
-	"$p2pcopy" -m "$mem" -s "${1:-$src_blk}" -d "$own" -n $((4 << 20)) -c 1048576 \
+	local src=${1:-$src_blk} rc
+	dd if=/dev/urandom of=/tmp/policy.pattern bs=1M count=4 status=none
+	dd if=/tmp/policy.pattern of="$src" bs=1M seek=40 oflag=direct conv=fsync status=none
+	dd if=/dev/zero of=/tmp/policy.zero bs=1M count=4 status=none
+	dd if=/tmp/policy.zero of="$own" bs=1M seek=40 oflag=direct conv=fsync status=none
+	"$p2pcopy" -m "$mem" -s "$src" -d "$own" -n $((4 << 20)) -c 1048576 \
 		-S $((40 << 20)) -D $((40 << 20)) >/dev/null 2>/tmp/p2pcopy.err
 	rc=$?
+	dd if="$own" of=/tmp/policy.back bs=1M skip=40 count=4 iflag=direct status=none
 	case $rc in
 	0)
-		dd if="$own" of=/tmp/policy.back bs=1M skip=40 count=4 iflag=direct status=none
 		if cmp -s /tmp/policy.pattern /tmp/policy.back; then echo ok; else echo "bytes differ"; fi
 		;;
-	3) echo refused ;;
+	3)
+		if cmp -s /tmp/policy.zero /tmp/policy.back; then
+			echo refused
+		else
+			echo "refused, but the destination changed"
+		fi
+		;;
 	*) echo "p2pcopy exit $rc: $(head -n 1 /tmp/p2pcopy.err)" ;;
 	esac
 }
-
-dd if=/dev/urandom of=/tmp/policy.pattern bs=1M count=4 status=none
-dd if=/tmp/policy.pattern of="$src_blk" bs=1M seek=40 oflag=direct conv=fsync status=none
-[ -n "${denied_blk:-}" ] &&
-	dd if=/tmp/policy.pattern of="$denied_blk" bs=1M seek=40 oflag=direct conv=fsync status=none
 
 # --- the knob and the command line ---------------------------------------
 boot=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^pci_p2pdma\.host_bridges=//p' | tail -n 1)
