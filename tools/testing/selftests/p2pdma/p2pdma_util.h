@@ -199,10 +199,21 @@ static inline int set_bound(const char *bdf, bool bind)
 	return -ETIMEDOUT;
 }
 
-/* The byte at offset @i of pattern @seed. */
+/*
+ * The byte at offset @i of pattern @seed. Within a page the byte follows
+ * the offset; a hash of the page index is mixed in, so that bytes that
+ * landed a whole number of pages (or 2 MiB batches) away from where they
+ * belong do not compare equal: without it the pattern repeated every
+ * 128 KiB.
+ */
 static inline unsigned char pat(size_t i, unsigned int seed)
 {
-	return (unsigned char)((i * 131 + seed) ^ (i >> 9));
+	uint32_t h = (uint32_t)(i >> 12) * 0x9e3779b1u;
+
+	h ^= h >> 15;
+	h *= 0x85ebca77u;
+	h ^= h >> 13;
+	return (unsigned char)(((i * 131 + seed) ^ (i >> 9)) ^ h);
 }
 
 /* Write pattern @seed into @len bytes at @p. */
