@@ -4,8 +4,12 @@
 # and one on pcie.0. Every P2P path between them crosses the host bridges:
 # refused with the default CPU (AMD family 0xf, not Zen) and the q35 host
 # bridge, allowed on AMD Zen (hostbridge-amd.sh sets hb_cpu and hb_expect).
+# QEMU's edu DMA engine on pcie.0 is an importer of p2pX's memory across
+# the same host bridges (p2pmem_edu): refused at attach here, a normal
+# mapping through the host bridge on AMD Zen.
 #
 #  pcie.0 --+-- p2pY (CMB)
+#           +-- edu (DMA engine, 64-bit mask)
 #           +-- pxb1 (root bus 0x80) -- rp9 -- p2pX (CMB, the P2P memory)
 [ -n "${hb_cpu:-}" ] && cpu "$hb_cpu"
 dev pxb-pcie,id=pxb1,bus_nr=0x80,bus=pcie.0
@@ -16,3 +20,13 @@ nvme p2pY pcie.0 64
 # itself, 1 link up into each host bridge, 1024 for each of the two.
 scenario "${hb_name:-hostbridge}" p2pY p2pX p2pY "${hb_expect:-refused}" "${hb_expect:-refused}" \
 	"${hb_dist:--}" "${hb_dist:--}"
+dev edu,bus=pcie.0,dma_mask=0xffffffffffffffff
+guest_env P2P_EDU_SCN="${hb_name:-hostbridge}_edu,p2pX,${hb_expect:-refused}"
+# No IOMMU translates edu's DMA here; where the route is refused, nothing
+# maps, and where it is not, nothing refuses.
+expect_skip "${hb_name:-hostbridge}_edu/p2pmem_edu: edu.to_device_mapping_is_read_only_under_iommu"
+if [ "${hb_expect:-refused}" = refused ]; then
+	expect_skip "${hb_name:-hostbridge}_edu/p2pmem_edu: edu.dma_with_exported_addresses_moves_the_bytes"
+else
+	expect_skip "${hb_name:-hostbridge}_edu/p2pmem_edu: edu.refused_route_attach_is_eremoteio_with_reason"
+fi

@@ -37,3 +37,5 @@ scenario switch p2pA   p2pB   p2pC        bus-address        refused 4 -
 expect_skip 'switch/p2pdma_test: p2pmem.one_gib_*'
 # No IOMMU translates edu's DMA here: nothing makes a mapping read-only.
 expect_skip 'switch_edu/p2pmem_edu: edu.to_device_mapping_is_read_only_under_iommu'
+# The route to edu is not refused here.
+expect_skip 'switch_edu/p2pmem_edu: edu.refused_route_attach_is_eremoteio_with_reason'

@@ -294,25 +294,32 @@ static inline int touch(unsigned char *p, bool write)
 }
 
 /*
- * Has the kernel logged a record holding @a (and @b, unless NULL) since
- * @kmsg, /dev/kmsg opened O_NONBLOCK and sought to its end, was opened?
+ * How many records holding @a (and @b, unless NULL) has the kernel logged
+ * since the last read of @kmsg, /dev/kmsg opened O_NONBLOCK and sought to
+ * its end? Reads every record there is.
  */
-static inline int kmsg_logged(int kmsg, const char *a, const char *b)
+static inline int kmsg_count(int kmsg, const char *a, const char *b)
 {
 	char rec[2048];
+	int count = 0;
 	ssize_t n;
 
 	while ((n = read(kmsg, rec, sizeof(rec) - 1)) != 0) {
 		if (n < 0) {
 			if (errno == EPIPE)
 				continue;
-			return 0;
+			break;
 		}
 		rec[n] = '\0';
-		if (strstr(rec, a) && (!b || strstr(rec, b)))
-			return 1;
+		count += strstr(rec, a) && (!b || strstr(rec, b));
 	}
-	return 0;
+	return count;
+}
+
+/* Has the kernel logged such a record since (kmsg_count())? */
+static inline int kmsg_logged(int kmsg, const char *a, const char *b)
+{
+	return kmsg_count(kmsg, a, b) > 0;
 }
 
 #endif /* P2PDMA_UTIL_H */

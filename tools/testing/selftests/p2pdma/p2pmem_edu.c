@@ -15,7 +15,10 @@
  *     flagged, at the provider's BAR; "through-host-bridge": not flagged,
  *     an IOVA other than the CPU address when P2P_EDU_IOMMU=1);
  *   - permission: under a translating IOMMU, a DMA_TO_DEVICE mapping is
- *     read-only for edu: its write is blocked and the buffer unchanged.
+ *     read-only for edu: its write is blocked and the buffer unchanged;
+ *   - refusal: where the route from the provider to edu is refused
+ *     ("refused"), every attach fails with EREMOTEIO, nothing is mapped
+ *     or changed, and the reason is logged.
  *
  * Environment (the topology): P2P_EDU_SCN=name,provider-serial,map-type,
  * and P2P_EDU_IOMMU=1 where the IOMMU translates edu's DMA.
@@ -197,6 +200,8 @@ TEST_F(edu, dma_with_exported_addresses_moves_the_bytes)
 	__u64 dma = 0;
 	int h;
 
+	if (!strcmp(self->type, "refused"))
+		SKIP(return, "the route to edu is refused here");
 	h = edu_attach_map(self, 0, &m);
 	ASSERT_LE(0, h) TH_LOG("attach/map for %s: %s", self->edu, strerror(-h));
 	ASSERT_LE(1, m.nents);
@@ -250,6 +255,41 @@ TEST_F(edu, to_device_mapping_is_read_only_under_iommu)
 	EXPECT_EQ(1, kmsg_logged(kmsg, dev, "PTE Write access is not set"));
 	close(kmsg);
 	EXPECT_EQ(0, ioctl(self->ctl, P2PIMP_IOC_DETACH, h));
+}
+
+/*
+ * Where the route from the provider to edu is refused, every attach fails
+ * with EREMOTEIO, the kernel log gives the reason naming edu, and nothing
+ * changes in the buffer. (That a loop of refusals is rate-limited is
+ * p2pdma-dmabuf's db_refusals_ratelimited_test: here, under TCG, attaches
+ * come too slowly for the limit of 10 in 5 s to bite.)
+ */
+TEST_F_TIMEOUT(edu, refused_route_attach_is_eremoteio_with_reason, 180)
+{
+	struct p2pimp_map m;
+	char want[64];
+	int i, h, kmsg;
+
+	if (strcmp(self->type, "refused"))
+		SKIP(return, "the route to edu is not refused here");
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, kmsg);
+	/* Past any burst of refusals the rate limit still holds back. */
+	sleep(6);
+	ASSERT_LE(0, lseek(kmsg, 0, SEEK_END));
+	for (i = 0; i < 3; i++) {
+		h = edu_attach_map(self, 0, &m);
+		if (h != -EREMOTEIO)
+			break;
+	}
+	EXPECT_EQ(3, i) TH_LOG("attach %d for %s: %s", i, self->edu,
+			       strerror(h < 0 ? -h : 0));
+	if (h >= 0)
+		ioctl(self->ctl, P2PIMP_IOC_DETACH, h);
+	snprintf(want, sizeof(want), "client %s refused", self->edu);
+	EXPECT_LE(1, kmsg_count(kmsg, "P2PDMA to/from", want));
+	EXPECT_EQ(-1, differs(self)) TH_LOG("seed %u", self->seed);
+	close(kmsg);
 }
 
 TEST_HARNESS_MAIN
