@@ -421,17 +421,48 @@ static void db_no_peer2peer_test(struct kunit *test)
 		dma_buf_detach(dmabuf, attach);
 }
 
-/* An importer whose device is not a PCI function: -EREMOTEIO at attach. */
+static void db_dev_release(struct device *dev)
+{
+	kfree(dev);
+}
+
+static void db_dev_unregister(void *dev)
+{
+	device_unregister(dev);
+}
+
+/*
+ * An importer whose device is not a PCI function: -EREMOTEIO at attach,
+ * with no PCI ancestor, and also as a child of Q, which reaches P by bus
+ * address (the route would stand Q in for it, but the DMA API maps P2P
+ * segments only for the PCI function itself).
+ */
 static void db_non_pci_importer_test(struct kunit *test)
 {
 	struct db_case *c = test->priv;
 	struct dma_buf_attachment *attach;
-	struct device *dev;
+	struct device *dev, *child;
 
 	dev = kunit_device_register(test, "p2pdma-db-not-pci");
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dev);
+	child = kzalloc(sizeof(*child), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, child);
+	device_initialize(child);
+	child->parent = &db_q->pdev->dev;
+	child->release = db_dev_release;
+	if (dev_set_name(child, "p2pdma-db-child") || device_add(child)) {
+		put_device(child);
+		KUNIT_FAIL(test, "no child device of Q");
+		return;
+	}
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, db_dev_unregister,
+							child), 0);
 	db_export(test);
 	attach = dma_buf_dynamic_attach(c->dmabuf, dev, &db_importer, test);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(attach), -EREMOTEIO);
+	if (!IS_ERR(attach))
+		dma_buf_detach(c->dmabuf, attach);
+	attach = dma_buf_dynamic_attach(c->dmabuf, child, &db_importer, test);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(attach), -EREMOTEIO);
 	if (!IS_ERR(attach))
 		dma_buf_detach(c->dmabuf, attach);

@@ -128,6 +128,10 @@ static void p2p_dmabuf_release(struct dma_buf *dmabuf)'''),
 			pci_p2pdma_distance(buf->provider, attach->dev, true);''',
           '''		if (1 || __ratelimit(&p2p_dmabuf_refusals))
 			pci_p2pdma_distance(buf->provider, attach->dev, true);''')]),
+    'nonpci': (
+        'an importer that is not a PCI function is refused at attach',
+        'db_non_pci_importer_test',
+        [('''	if (!dev_is_pci(attach->dev)) {''', '''	if (0) {''')]),
 }
 
 
