@@ -671,7 +671,7 @@ static void frames_of(struct __test_metadata *_metadata, const unsigned char *p,
  * frames and exits; the next mapping that gets those frames reads them as
  * zero. Linux 6.12 shows the child's bytes.
  */
-TEST_F(p2pmem, new_mapping_reads_zero_after_another_process)
+TEST_F_TIMEOUT(p2pmem, new_mapping_reads_zero_after_another_process, 120)
 {
 	const size_t len = 2 * MIB;
 	uint64_t pfn[2] = {};
@@ -744,7 +744,7 @@ TEST_F_TIMEOUT(p2pmem, new_mapping_reads_zero_after_dma_only_write, 120)
  * and after the child exited, and is the last to unmap them, with clean
  * PTEs of its own. The child's writes still count.
  */
-TEST_F(p2pmem, new_mapping_reads_zero_after_child_only_write)
+TEST_F_TIMEOUT(p2pmem, new_mapping_reads_zero_after_child_only_write, 120)
 {
 	const size_t len = 2 * MIB;
 	unsigned char *p, *ref = malloc(len);
@@ -777,7 +777,7 @@ TEST_F(p2pmem, new_mapping_reads_zero_after_child_only_write)
  * Mapped PROT_READ and read, so every page has a read-only PTE, then
  * made writable by mprotect() and written: the next mapping reads zero.
  */
-TEST_F(p2pmem, new_mapping_reads_zero_after_write_via_mprotect)
+TEST_F_TIMEOUT(p2pmem, new_mapping_reads_zero_after_write_via_mprotect, 120)
 {
 	const size_t len = 2 * MIB;
 	unsigned char *p, *ref = malloc(len);
@@ -802,7 +802,7 @@ TEST_F(p2pmem, new_mapping_reads_zero_after_write_via_mprotect)
  * half only read and those of the second half never touched: the next
  * mapping reads zero everywhere.
  */
-TEST_F(p2pmem, new_mapping_reads_zero_after_untouched_and_touched_mix)
+TEST_F_TIMEOUT(p2pmem, new_mapping_reads_zero_after_untouched_and_touched_mix, 120)
 {
 	const size_t len = 4 * MIB;
 	unsigned char *p, *ref = malloc(4096);
