@@ -199,6 +199,17 @@ static inline int set_bound(const char *bdf, bool bind)
 	return -ETIMEDOUT;
 }
 
+/* A byte of a hash of page index @page (multiply and xorshift). */
+static inline unsigned char pat_page(size_t page)
+{
+	uint32_t h = (uint32_t)page * 0x9e3779b1u;
+
+	h ^= h >> 15;
+	h *= 0x85ebca77u;
+	h ^= h >> 13;
+	return (unsigned char)h;
+}
+
 /*
  * The byte at offset @i of pattern @seed. Within a page the byte follows
  * the offset; a hash of the page index is mixed in, so that bytes that
@@ -208,31 +219,34 @@ static inline int set_bound(const char *bdf, bool bind)
  */
 static inline unsigned char pat(size_t i, unsigned int seed)
 {
-	uint32_t h = (uint32_t)(i >> 12) * 0x9e3779b1u;
-
-	h ^= h >> 15;
-	h *= 0x85ebca77u;
-	h ^= h >> 13;
-	return (unsigned char)(((i * 131 + seed) ^ (i >> 9)) ^ h);
+	return (unsigned char)(((i * 131 + seed) ^ (i >> 9)) ^ pat_page(i >> 12));
 }
 
-/* Write pattern @seed into @len bytes at @p. */
+/* Write pattern @seed into @len bytes at @p (the page's hash once a page). */
 static inline void fill(unsigned char *p, size_t len, unsigned int seed)
 {
+	unsigned char h = 0;
 	size_t i;
 
-	for (i = 0; i < len; i++)
-		p[i] = pat(i, seed);
+	for (i = 0; i < len; i++) {
+		if (!i || !(i & 4095))
+			h = pat_page(i >> 12);
+		p[i] = (unsigned char)(((i * 131 + seed) ^ (i >> 9)) ^ h);
+	}
 }
 
 /* Offset of the first byte of @p that is not pattern @seed, or -1. */
 static inline long mismatch(const unsigned char *p, size_t len, unsigned int seed)
 {
+	unsigned char h = 0;
 	size_t i;
 
-	for (i = 0; i < len; i++)
-		if (p[i] != pat(i, seed))
+	for (i = 0; i < len; i++) {
+		if (!i || !(i & 4095))
+			h = pat_page(i >> 12);
+		if (p[i] != (unsigned char)(((i * 131 + seed) ^ (i >> 9)) ^ h))
 			return i;
+	}
 	return -1;
 }
 
