@@ -158,10 +158,15 @@ check routes_matrix_matches_kernel $ok "$bad"
 
 # allow_value HOST_BRIDGE PROVIDER CLIENT RULES: the knob of a refusal, as
 # the tool documents it: an allow rule for every host bridge on the path
-# first, then RULES without the rules for those host bridges.
+# first, then RULES without the rules for those host bridges. Sets
+# allow_v (no subshell: see the footnotes below); root buses are looked
+# up once per device.
+declare -A rbus
 allow_value() {
-	local hbs=("$1") h t v="" r
-	for h in "$(root_bus "$2")" "$(root_bus "$3")"; do
+	local hbs=("$1") h t v="" r d
+	for d in "$2" "$3"; do
+		[ -n "${rbus[$d]:-}" ] || rbus[$d]=$(root_bus "$d")
+		h=${rbus[$d]}
 		[[ " ${hbs[*]} " == *" $h "* ]] || hbs+=("$h")
 	done
 	for h in "${hbs[@]}"; do v+="${v:+,}allow:$h"; done
@@ -169,25 +174,41 @@ allow_value() {
 	for t in "${r[@]}"; do
 		[[ " ${hbs[*]} " == *" ${t#*:} "* ]] || v+=",$t"
 	done
-	echo "$v"
+	allow_v=$v
 }
 
 # Every refusal: a footnote "[n] provider -> client: reason" and its knob.
+# The matrix's cells and footnotes are read once, in the shell: a process
+# per refusal costs most of this suite's time in a debug guest.
+declare -A cell foot
+while read -r a b v; do cell["$a $b"]=$v; done <<< "$cells"
+fn=""
+while IFS= read -r line; do
+	if [[ $line =~ ^\[([0-9]+)\]\  ]]; then
+		fn=${BASH_REMATCH[1]}
+		foot[$fn]=$line
+	elif [ -n "$fn" ] && [[ $line == "    "* ]]; then
+		foot[$fn]+=$'\n'$line
+	else
+		fn=""
+	fi
+done <<< "$matrix"
 rules=$(<"$hbp")
 bad=""
 nref=0
 while read -r p c map _ policy acs hb reason; do
 	[ "$map" = refused ] || continue
 	nref=$((nref + 1))
-	n=$(awk -v p="$p" -v c="$c" '$1 == p && $2 == c { print $3 }' <<< "$cells")
+	n=${cell["$p $c"]:-}
 	n=${n#REFUSED[}
 	n=${n%]}
-	note=$(awk -v h="[$n] $p -> $c: " 'index($0, h) == 1 { f = 1; print; next }
-		f && /^    / { print; next } f { exit }' <<< "$matrix")
+	note=""
+	[ -n "$n" ] && [[ ${foot[$n]:-} == "[$n] $p -> $c: "* ]] && note=${foot[$n]}
 	[ -n "$note" ] || { bad+="no footnote [$n] for $p -> $c"$'\n'; continue; }
 	[[ $note == *": $reason"* ]] || bad+="footnote [$n] lacks the reason '$reason'"$'\n'
 	[ "$hb" = - ] && continue
-	v=$(allow_value "$hb" "$p" "$c" "$rules")
+	allow_value "$hb" "$p" "$c" "$rules"
+	v=$allow_v
 	knob="    allow it: echo '$v' > $hbp (at boot: pci_p2pdma.host_bridges=$v)"
 	case $policy in
 	builtin) ;;
@@ -216,7 +237,8 @@ done <<< "$kernel"
 read -r P C <<< "$pick"
 line0=$(awk -v p="$P" -v c="$C" '$1 == p && $2 == c' <<< "$kernel")
 read -r _ _ _ _ policy acs hb reason <<< "$line0"
-v=$(allow_value "$hb" "$P" "$C" "$rules")
+allow_value "$hb" "$P" "$C" "$rules"
+v=$allow_v
 decided="the kernel's built-in host bridge list"
 [ "$policy" = override ] && decided="a deny rule of pci_p2pdma.host_bridges"
 want="$P -> $C: refused
