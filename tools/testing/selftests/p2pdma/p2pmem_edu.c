@@ -267,7 +267,7 @@ TEST_F(edu, to_device_mapping_is_read_only_under_iommu)
 TEST_F_TIMEOUT(edu, refused_route_attach_is_eremoteio_with_reason, 180)
 {
 	struct p2pimp_map m;
-	char want[64];
+	char want[320];
 	int i, h, kmsg;
 
 	if (strcmp(self->type, "refused"))
