@@ -285,12 +285,14 @@ static inline void on_fault(int sig)
 }
 
 /*
- * Read or write (0x5a) the byte at @p, an access the compiler cannot drop;
- * return the signal it raised (SIGBUS, SIGSEGV), or 0.
+ * Read the byte at @p (into *@v unless NULL) or write 0x5a there, an access
+ * the compiler cannot drop; return the signal it raised (SIGBUS, SIGSEGV),
+ * or 0.
  */
-static inline int touch(unsigned char *p, bool write)
+static inline int access_byte(unsigned char *p, bool write, unsigned char *v)
 {
 	struct sigaction sa = { .sa_handler = on_fault };
+	unsigned char b;
 	int sig;
 
 	sigaction(SIGBUS, &sa, NULL);
@@ -298,13 +300,22 @@ static inline int touch(unsigned char *p, bool write)
 	sig = sigsetjmp(fault_jmp, 1);
 	if (!sig) {
 		__atomic_store_n(&fault_armed, 1, __ATOMIC_SEQ_CST);
-		if (write)
+		if (write) {
 			__atomic_store_n(p, 0x5a, __ATOMIC_RELAXED);
-		else
-			(void)__atomic_load_n(p, __ATOMIC_RELAXED);
+		} else {
+			b = __atomic_load_n(p, __ATOMIC_RELAXED);
+			if (v)
+				*v = b;
+		}
 		__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
 	}
 	return sig;
+}
+
+/* Read or write (0x5a) the byte at @p: access_byte(). */
+static inline int touch(unsigned char *p, bool write)
+{
+	return access_byte(p, write, NULL);
 }
 
 /*

@@ -742,23 +742,6 @@ struct racer {
 	long madv;		/* MADV_DONTNEED failures */
 };
 
-/* Read the byte at @p into @v; the signal it raised, or 0. */
-static int peek(unsigned char *p, unsigned char *v)
-{
-	struct sigaction sa = { .sa_handler = on_fault };
-	int sig;
-
-	sigaction(SIGBUS, &sa, NULL);
-	sigaction(SIGSEGV, &sa, NULL);
-	sig = sigsetjmp(fault_jmp, 1);
-	if (!sig) {
-		__atomic_store_n(&fault_armed, 1, __ATOMIC_SEQ_CST);
-		*v = __atomic_load_n(p, __ATOMIC_RELAXED);
-		__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
-	}
-	return sig;
-}
-
 /*
  * Drop a page of the thread's own from its page table and read it back,
  * so that every access is a fresh fault; until told to stop.
@@ -773,7 +756,7 @@ static void *racer_fn(void *arg)
 		off = pg * PAGE + (pg * 61) % PAGE;
 		if (madvise(r->p + pg * PAGE, PAGE, MADV_DONTNEED))
 			r->madv++;
-		if (peek(r->p + off, &v)) {
+		if (access_byte(r->p + off, false, &v)) {
 			r->bus++;
 		} else {
 			r->ok++;
