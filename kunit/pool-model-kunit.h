@@ -47,8 +47,8 @@
 #define PM_PAGES	BIT(PM_ORDER)
 #define PM_POOL		(PAGE_SIZE << PM_ORDER)
 /* Operations of each one-thread case, and of each thread of the SMP one. */
-#define PM_OPS		50000
-#define PM_SMP_OPS	50000
+#define PM_OPS		25000
+#define PM_SMP_OPS	20000
 /* Allocations stop above this many pages held (shared by the threads). */
 #define PM_HELD_MAX	(PM_PAGES * 3 / 4)
 /* Read every free clean page at every this many drains. */
@@ -615,7 +615,8 @@ static void pm_release(struct pm_model *m)
 	}
 }
 
-static const u64 pm_seeds[] = { 1, 20240917, 0x9e3779b97f4a7c15ULL };
+static const u64 pm_seeds[] = { 1, 20240917, 0x9e3779b97f4a7c15ULL, 2, 65537,
+				 0xdeadbeefULL };
 
 static void pm_seed_desc(const u64 *seed, char *desc)
 {
@@ -744,7 +745,7 @@ static void pool_model_smp_test(struct kunit *test)
 	kunit_info(test, "seed %llu: %lu operations on %u CPUs\n", seed, ops, n);
 }
 
-static const u64 pm_smp_seeds[] = { 7, 1000003 };
+static const u64 pm_smp_seeds[] = { 7, 1000003, 31337, 4242 };
 
 KUNIT_ARRAY_PARAM(pm_smp_seed, pm_smp_seeds, pm_seed_desc);
 
