@@ -3,8 +3,9 @@
 #
 # PID 1 of the test guest (see qemu/run.sh). Mounts the pseudo filesystems
 # over the read-only host root, runs the command given after "--" on the
-# kernel command line with its output on the second serial port, reports
-# "P2PDMA-EXIT <status>" there, and powers the machine off.
+# kernel command line with its output on the second serial port, ends the
+# kernel log with a marker, reports "P2PDMA-EXIT <status>" on the second
+# port, and powers the machine off.
 #
 # The guest gets a fresh tmpfs on /tmp and /run. A checkout that lives
 # under the host's /tmp would be hidden by it, so it is bind-mounted back
@@ -35,11 +36,21 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp
 cd /tmp || exit 1
 if [ -x "$1" ]; then
 	"$@"
-	echo "P2PDMA-EXIT $?"
+	rc=$?
 else
 	echo "init: $1 not found in the guest (checkout $top)"
-	echo "P2PDMA-EXIT 127"
+	rc=127
 fi
+# The end of the boot. What the command left queued (RCU callbacks, work
+# items, a delayed report) gets a few seconds to reach the console; the
+# tasks still blocked in the kernel are listed there (sysrq w: the hung
+# task detector would need up to 90 s to name them); then a marker that
+# tests/judge.sh requires, since a console cut short before it may have
+# lost a report.
+sleep 5
+echo w > /proc/sysrq-trigger
+echo "P2PDMA-CONSOLE-END" > /dev/kmsg
+echo "P2PDMA-EXIT $rc"
 # Let the UART send the status line before the reset cuts it off; the
 # root filesystem is still there, so running sleep is safe here.
 sleep 1

@@ -14,7 +14,8 @@
 # guest skip, an undeclared KUnit skip (and the same skip declared in a
 # plan), a KUnit suite dropped, a machine not booted, a machine booted
 # alone with the made-up log of issue #22 (e2e, two p2pdma_test cases and
-# kmemleak), an RCU stall in a console log; a KCSAN report about a race
+# kmemleak), an RCU stall in a console log, a console without the
+# end-of-boot marker, a task left blocked; a KCSAN report about a race
 # our code made fails, one about other code, also one that other code made
 # below a call of ours, is listed and passes.
 #
@@ -93,6 +94,9 @@ synth() {
 			}' "$dir/kunit-suites" >> "$dir/$m.run/console.log"
 	done
 	rm "$dir/kunit-suites"
+	for m in "${!seen[@]}"; do
+		echo "[    2.000000] P2PDMA-CONSOLE-END" >> "$dir/$m.run/console.log"
+	done
 	# Both logs come from a serial port: CRLF.
 	for m in "${!seen[@]}"; do
 		sed -i 's/$/\r/' "$dir/$m.run/output.log" "$dir/$m.run/console.log"
@@ -229,6 +233,10 @@ mutate() { # LABEL DIR
 	expect "$label: an RCU stall in $m's console" "$base" 1 "^not ok [0-9]+ - $m: console clean" -- \
 		sh -c 'echo "[  99.000000] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:" >> "$1.run/console.log.x"
 		       cat "$1.run/console.log" "$1.run/console.log.x" > c.new && mv c.new "$1.run/console.log"; rm "$1.run/console.log.x"' - "$m"
+	expect "$label: $m's console cut short before the end-of-boot marker" "$base" 1 "^not ok [0-9]+ - $m: console complete" -- \
+		edit "$m.run/console.log" '!/P2PDMA-CONSOLE-END/ { print }'
+	expect "$label: a task left blocked at the end of $m's boot" "$base" 1 "^not ok [0-9]+ - $m: console clean" -- \
+		sh -c 'printf "[  99.000000] task:sh              state:D stack:0     pid:99    tgid:99    ppid:1      flags:0x00004002\r\n" >> "$1.run/console.log"' - "$m"
 	expect "$label: a KCSAN report about our code in $m's console" "$base" 1 \
 		"^not ok [0-9]+ - $m: KCSAN: data-race in p2p_take / tick_do: write by task 5 on cpu 1: p2p_take\+0x1/0x2" -- \
 		bash -c 'echo p2p_take > ours-symbols; kcsan_report p2p_take tick_do >> "$1.run/console.log"' - "$m"

@@ -314,6 +314,13 @@ judge_machine() { # DIR NAME TOPO EXTRA
 		tap notok "$mname: console log" "missing or empty: $console"
 		return
 	fi
+	# guest/init.sh ends every boot with this marker; a console without
+	# it was cut short, and a report it lost would go unseen.
+	if grep -q '^\[ *[0-9.]*\] P2PDMA-CONSOLE-END' "$console"; then
+		tap ok "$mname: console complete (end-of-boot marker)"
+	else
+		tap notok "$mname: console complete (end-of-boot marker)" "no P2PDMA-CONSOLE-END in $console"
+	fi
 	if [[ " ${extra//,/ } " != *" kunit.enable=0 "* ]]; then
 		judge_kunit "$mname" "$console"
 	fi
