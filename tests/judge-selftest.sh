@@ -16,8 +16,10 @@
 # alone with the made-up log of issue #22 (e2e, two p2pdma_test cases and
 # kmemleak), an RCU stall in a console log, a console without the
 # end-of-boot marker, a task left blocked; a KCSAN report about a race
-# our code made fails, one about other code, also one that other code made
-# below a call of ours, is listed and passes.
+# our code made fails, one about other code is listed and passes; one
+# that other code made below a call of ours fails unless its pair is
+# listed for that machine (tests/kcsan-benign); a KCSAN boot without its
+# selftest line or watchpoints fails.
 #
 # Usage: tests/judge-selftest.sh [DIR]
 # Prints "judge-selftest: N passed, N failed"; exit status 1 on a failure.
@@ -181,6 +183,18 @@ kcsan_report() {
 		"Reported by Kernel Concurrency Sanitizer on:" "$(printf '=%.0s' {1..66})"
 }
 export -f kcsan_report
+# kcsan_race "A [CALLER...]" "B [CALLER...]": the same, with the given
+# frames under each access.
+kcsan_race() {
+	local f
+	printf '[  99.000000] %s\n' "$(printf '=%.0s' {1..66})" "BUG: KCSAN: data-race in ${1%% *} / ${2%% *}" "" \
+		"write to 0xffff888003a1c0c8 of 8 bytes by task 5 on cpu 1:"
+	for f in $1; do printf '[  99.000000]  %s+0x1/0x2\n' "$f"; done
+	printf '[  99.000000] %s\n' "" "read to 0xffff888003a1c0c8 of 8 bytes by task 6 on cpu 0:"
+	for f in $2; do printf '[  99.000000]  %s+0x1/0x2\n' "$f"; done
+	printf '[  99.000000] %s\n' "" "Reported by Kernel Concurrency Sanitizer on:" "$(printf '=%.0s' {1..66})"
+}
+export -f kcsan_race
 
 # Mutations of one run: must pass as it is, and fail each way.
 mutate() { # LABEL DIR
@@ -243,9 +257,42 @@ mutate() { # LABEL DIR
 	expect "$label: a KCSAN report about other code in $m's console" "$base" 0 \
 		"^#   $m +data-race in p2p_take / tick_do: write by task 5 on cpu 1: p2p_take\+0x1/0x2 < f\+0x1/0x2 < g\+0x1/0x2; read by" -- \
 		bash -c 'echo other > ours-symbols; kcsan_report p2p_take tick_do >> "$1.run/console.log"' - "$m"
-	expect "$label: a KCSAN report about other code below ours in $m's console" "$base" 0 \
-		"^#   $m +data-race in gen_pool_x / tick_do \(reached through our code\): write by task 5 on cpu 1: gen_pool_x\+0x1/0x2 < f\+0x1/0x2 < p2p_take\+0x1/0x2" -- \
+	expect "$label: a KCSAN report about other code below ours in $m's console, not listed" "$base" 1 \
+		"^not ok [0-9]+ - $m: KCSAN: data-race in gen_pool_x / tick_do \(reached through our code; gen_pool_x tick_do is not a pair" -- \
 		bash -c 'echo p2p_take > ours-symbols; kcsan_report gen_pool_x tick_do | sed "s/ g+0x1/ p2p_take+0x1/" >> "$1.run/console.log"' - "$m"
+	# Issue #35's made-up report: genalloc's destroy under our release
+	# against its free under ours, the shape of a use-after-free race.
+	expect "$label: gen_pool_destroy under our release against gen_pool_free_owner under ours" "$base" 1 \
+		"^not ok [0-9]+ - $m: KCSAN: data-race in gen_pool_destroy / gen_pool_free_owner \(reached through our code" -- \
+		bash -c 'printf "p2p_provider_release\np2p_run_add\n" > ours-symbols
+			 kcsan_race "gen_pool_destroy p2p_provider_release devres_release_all" \
+				    "gen_pool_free_owner p2p_run_add pci_free_p2pmem" >> "$1.run/console.log"' - "$m"
+	printf 'gen_pool_first_fit gen_pool_free_owner %s genalloc, listed\n' "$m" > "$tmp/benign"
+	P2P_KCSAN_BENIGN=$tmp/benign expect "$label: a pair listed for $m in $m's console" "$base" 0 \
+		"^#   $m +data-race in bitmap_clear_ll / _find_next_zero_bit \(reached through our code; benign: genalloc, listed\)" -- \
+		bash -c 'echo p2p_alloc > ours-symbols
+			 kcsan_race "bitmap_clear_ll gen_pool_free_owner p2p_pool_put" \
+				    "_find_next_zero_bit bitmap_find_next_zero_area_off gen_pool_first_fit gen_pool_alloc_algo_owner p2p_alloc" \
+				    | sed "s/ p2p_pool_put+/ p2p_alloc+/" >> "$1.run/console.log"' - "$m"
+	if [ -n "$m2" ]; then
+		P2P_KCSAN_BENIGN=$tmp/benign expect "$label: the pair listed for $m in $m2's console" "$base" 1 \
+			"^not ok [0-9]+ - $m2: KCSAN: data-race in bitmap_clear_ll / _find_next_zero_bit \(reached through our code; gen_pool_first_fit gen_pool_free_owner is not a pair" -- \
+			bash -c 'echo p2p_alloc > ours-symbols
+				 kcsan_race "bitmap_clear_ll gen_pool_free_owner p2p_alloc" \
+					    "_find_next_zero_bit gen_pool_first_fit p2p_alloc" >> "$1.run/console.log"' - "$m2"
+	fi
+	# A KCSAN boot must show that KCSAN worked.
+	expect "$label: a KCSAN boot of $m without KCSAN's selftest and counters" "$base" 1 \
+		"^not ok [0-9]+ - $m: KCSAN ran .*: no 'kcsan: selftest: N/N tests passed' line; no non-zero setup_watchpoints" -- \
+		sed -i 's/kernel debug/kernel kcsan/' "$m.out"
+	expect "$label: a KCSAN boot of $m with KCSAN's selftest and counters" "$base" 0 "^ok [0-9]+ - $m: KCSAN ran" -- \
+		sh -c 'sed -i "s/kernel debug/kernel kcsan/" "$1.out"
+		       printf "[    1.000000] kcsan: selftest: 3/3 tests passed\r\n" >> "$1.run/console.log"
+		       printf "KCSAN counters:\r\n  enabled: 1\r\n  setup_watchpoints: 238129\r\n" >> "$1.run/output.log"' - "$m"
+	expect "$label: a KCSAN boot of $m that set up no watchpoint" "$base" 1 "^not ok [0-9]+ - $m: KCSAN ran .*: no non-zero setup_watchpoints" -- \
+		sh -c 'sed -i "s/kernel debug/kernel kcsan/" "$1.out"
+		       printf "[    1.000000] kcsan: selftest: 3/3 tests passed\r\n" >> "$1.run/console.log"
+		       printf "KCSAN counters:\r\n  enabled: 1\r\n  setup_watchpoints: 0\r\n" >> "$1.run/output.log"' - "$m"
 
 	[ -n "$km" ] || { result notok "$label: a machine with KUnit results"; return; }
 	local con=$km.run/console.log

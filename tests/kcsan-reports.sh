@@ -2,25 +2,25 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The KCSAN reports of a kernel console log ("BUG: KCSAN: ..." up to the
-# closing line of '='), each classified as ours or not ours, one line each:
-#   ours<TAB>TITLE<TAB>STACKS
-#   through<TAB>TITLE<TAB>STACKS
-#   notours<TAB>TITLE<TAB>STACKS
-# TITLE is the report's line without "BUG: KCSAN: " ("data-race in a / b"),
-# STACKS the top frames of each access ("write by task 12 on cpu 0: f+0x1/0x2
-# < g+0x3/0x4 < ...; read by ...").
-#
-# A report is ours when our code made one of the two racing accesses: the
+# closing line of '='), each classified, one line each:
+#   KIND<TAB>TITLE<TAB>PAIR<TAB>STACKS
+# KIND is "ours" when our code made one of the two racing accesses: the
 # first frame of its stack that is not a generic helper working on memory
-# its caller passes (find_*_bit, bitmap_*, mem*, str*) is a function of
-# our code: a text symbol of SYMBOLS (tests/run-all.sh writes the symbols
-# of drivers/pci/p2pdma/ and p2pmem-bar.o there, from the kernel it boots);
-# without SYMBOLS, a function whose name contains "p2p". A race that
-# another subsystem's code made on its own memory, with our code only
-# further down a stack as its caller (genalloc's lockless bitmap, between
-# two allocations of ours), is "through": not ours, listed apart.
-# qemu/scan-console.sh leaves KCSAN reports to this script (tests/judge.sh):
-# one about our code fails the run, the others are listed with their stacks.
+# its caller passes (find_*_bit, bitmap_*, mem*, str*) is a function of our
+# code; "reached" when another subsystem's code made both accesses but a
+# function of ours is further down one of the stacks (genalloc's lockless
+# bitmap, between two allocations of ours; or a use-after-free race such
+# as gen_pool_destroy() under our release against gen_pool_free_owner()
+# under our free); "notours" when no frame is ours. Functions of ours are
+# the text symbols of SYMBOLS (tests/run-all.sh writes the symbols of
+# drivers/pci/p2pdma/ and p2pmem-bar.o there, from the kernel it boots);
+# without SYMBOLS, those whose name contains "p2p".
+# TITLE is the report's line without "BUG: KCSAN: " ("data-race in a / b"),
+# PAIR the two accessing functions (as above), sorted, joined by a blank,
+# STACKS the top frames of each access ("write by task 12 on cpu 0:
+# f+0x1/0x2 < g+0x3/0x4 < ...; read by ...").
+# tests/judge.sh fails a run on every "ours" report and on every "reached"
+# one whose PAIR tests/kcsan-benign does not list for that machine.
 #
 # Usage: tests/kcsan-reports.sh CONSOLE_LOG [SYMBOLS]
 # Exit status: 0, also when there are reports; 2 on usage errors.
@@ -44,7 +44,8 @@ function isours(fn) {
 function flush() {
 	if (title == "")
 		return
-	printf "%s\t%s\t%s\n", (made ? "ours" : hit ? "through" : "notours"), title, stacks
+	pair = acc[1] < acc[2] ? acc[1] " " acc[2] : acc[2] " " acc[1]
+	printf "%s\t%s\t%s\t%s\n", (made ? "ours" : hit ? "reached" : "notours"), title, pair, stacks
 	title = ""
 }
 /BUG: KCSAN: / {
@@ -52,6 +53,7 @@ function flush() {
 	title = $0
 	sub(/.*BUG: KCSAN: /, "", title)
 	stacks = ""; hit = 0; made = 0; inrep = 1; frames = -1
+	nacc = 0; acc[1] = "?"; acc[2] = "?"
 	next
 }
 !inrep { next }
@@ -80,6 +82,8 @@ function flush() {
 	# generic helper.
 	if (!accessor && fn !~ /^_*(find_|bitmap_|mem[a-z]*$|str[a-z]*$)/) {
 		accessor = 1
+		if (nacc < 2)
+			acc[++nacc] = fn
 		if (isours(fn))
 			made = 1
 	}
