@@ -19,7 +19,8 @@
 # our code made fails, one about other code is listed and passes; one
 # that other code made below a call of ours fails unless its pair is
 # listed for that machine (tests/kcsan-benign); a KCSAN boot without its
-# selftest line or watchpoints fails.
+# selftest line or watchpoints fails; kunit.py's one-CPU run that never
+# reported, ran a case fewer or skipped an unlisted case fails.
 #
 # Usage: tests/judge-selftest.sh [DIR]
 # Prints "judge-selftest: N passed, N failed"; exit status 1 on a failure.
@@ -281,6 +282,20 @@ mutate() { # LABEL DIR
 				 kcsan_race "bitmap_clear_ll gen_pool_free_owner p2p_alloc" \
 					    "_find_next_zero_bit gen_pool_first_fit p2p_alloc" >> "$1.run/console.log"' - "$m2"
 	fi
+	# kunit.py's one-CPU run (tests/run-all.sh starts it beside the boots).
+	local kall
+	kall=$(awk '!/^#/ && $2 ~ /^kunit:/ { n += $3 } END { print n + 0 }' "$top/tests/plan")
+	expect "$label: kunit.py started, nothing reported" "$base" 1 "^not ok [0-9]+ - kunit.py: every case .*: kunit.py exit none" -- \
+		touch kunitpy.expected
+	expect "$label: kunit.py ran every case, with the listed skips" "$base" 0 "^ok [0-9]+ - kunit.py: no skip on one CPU" -- \
+		sh -c 'touch kunitpy.expected; echo 0 > kunitpy.rc; echo "[    1.000000] clean" > kunitpy.console
+		       printf "[00:00:01] [SKIPPED] p2pmem_bar_claimed_bar_test\n[00:00:02] Testing complete. Ran %s tests: passed: %s, skipped: 1\n" "$1" "$(($1 - 1))" > kunitpy.out' - "$kall"
+	expect "$label: kunit.py ran one case fewer" "$base" 1 "^not ok [0-9]+ - kunit.py: every case .*: kunit.py exit 0, ran $((kall - 1)) tests" -- \
+		sh -c 'touch kunitpy.expected; echo 0 > kunitpy.rc; echo "[    1.000000] clean" > kunitpy.console
+		       printf "[00:00:02] Testing complete. Ran %s tests: passed: %s\n" "$(($1 - 1))" "$(($1 - 1))" > kunitpy.out' - "$kall"
+	expect "$label: kunit.py skipped a case it may not" "$base" 1 "^not ok [0-9]+ - kunit.py: no skip on one CPU .*: skipped: db_x_test" -- \
+		sh -c 'touch kunitpy.expected; echo 0 > kunitpy.rc; echo "[    1.000000] clean" > kunitpy.console
+		       printf "[00:00:01] [SKIPPED] db_x_test\n[00:00:02] Testing complete. Ran %s tests: passed: %s, skipped: 1\n" "$1" "$(($1 - 1))" > kunitpy.out' - "$kall"
 	# A KCSAN boot must show that KCSAN worked.
 	expect "$label: a KCSAN boot of $m without KCSAN's selftest and counters" "$base" 1 \
 		"^not ok [0-9]+ - $m: KCSAN ran .*: no 'kcsan: selftest: N/N tests passed' line; no non-zero setup_watchpoints" -- \

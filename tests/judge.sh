@@ -297,6 +297,46 @@ judge_kcsan() {
 	[ "$bad" -gt 0 ] || tap ok "$mname: no KCSAN report about our code"
 }
 
+# judge_kunitpy DIR: the KUnit suites once more under the kernel's own
+# runner, tools/testing/kunit/kunit.py, with its one-CPU QEMU (started by
+# tests/run-all.sh, which then leaves DIR/kunitpy.expected). Every case
+# of tests/plan's KUnit suites must run and pass, or skip for a reason
+# listed here, and the kernel log must be clean (qemu/scan-console.sh).
+# One CPU cannot run a second thread beside the first (the first three)
+# and kunit.py's QEMU has no ivshmem for p2pmem-bar to claim.
+kunitpy_skips=" publish_races_close_test release_waits_for_readers_test alloc_run_on_other_cpu_not_stranded_test p2pmem_bar_claimed_bar_test "
+judge_kunitpy() {
+	local dir=$1 rc ran want=0 key name bad="" out
+	[ -e "$dir/kunitpy.expected" ] || return 0
+	echo "# kunit.py: the KUnit suites on one CPU"
+	rc=$(cat "$dir/kunitpy.rc" 2>/dev/null || echo "none (it never ended)")
+	for key in "${!plan_cases[@]}"; do
+		[[ $key == *" kunit:"* ]] && want=$((want + plan_cases[$key]))
+	done
+	ran=$(sed -n 's/.*Testing complete\. Ran \([0-9]*\) tests.*/\1/p' "$dir/kunitpy.out" 2>/dev/null | tail -n 1)
+	if [ "$rc" = 0 ] && [ "$ran" = "$want" ]; then
+		tap ok "kunit.py: every case of the KUnit suites passes or skips on one CPU ($want)"
+	else
+		tap notok "kunit.py: every case of the KUnit suites passes or skips on one CPU ($want)" \
+			"kunit.py exit $rc, ran ${ran:-no} tests"
+		grep -E '\[FAILED\]|\[CRASHED\]|Testing complete|Error|rror:' "$dir/kunitpy.out" 2>/dev/null | head -n 20 | sed 's/^/# /'
+	fi
+	while read -r name; do
+		[[ $kunitpy_skips == *" $name "* ]] || bad+=" $name"
+	done < <(grep -v '====' "$dir/kunitpy.out" 2>/dev/null | sed -n 's/.*\[SKIPPED\] \([^ ]*\).*/\1/p')
+	if [ -z "$bad" ]; then
+		tap ok "kunit.py: no skip on one CPU but those listed in tests/judge.sh"
+	else
+		tap notok "kunit.py: no skip on one CPU but those listed in tests/judge.sh" "skipped:$bad"
+	fi
+	if out=$("$judge_top/qemu/scan-console.sh" "$dir/kunitpy.console"); then
+		tap ok "kunit.py: console clean (KASAN, lockdep, kmemleak, WARNING, BUG, hung task, RCU stall)"
+	else
+		tap notok "kunit.py: console clean (KASAN, lockdep, kmemleak, WARNING, BUG, hung task, RCU stall)" "see $dir/kunitpy.console"
+		echo "$out" | head -n 20 | sed 's/^/# /'
+	fi
+}
+
 # The run directory of a machine: DIR/NAME.run, else the "run dir" of its
 # qemu/run.sh output, under the checkout that ran it.
 run_dir() { # DIR NAME
@@ -410,6 +450,7 @@ judge_run() {
 	for i in "${!names[@]}"; do
 		judge_machine "$dir" "${names[$i]}" "${topos[$i]}" "${extras[$i]}"
 	done
+	judge_kunitpy "$dir"
 	for i in "${!names[@]}"; do
 		m=${names[$i]}
 		if [[ " ${plan_machines[*]} " != *" $m "* ]]; then

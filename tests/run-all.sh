@@ -135,6 +135,21 @@ for i in "${!m_name[@]}"; do
 done > "$runs/machines"
 
 wall0=$(date +%s)
+# The KUnit suites once more under the kernel's own runner and its one-CPU
+# QEMU (kunit.py exec: the debug kernel, no build), beside the machines:
+# every case must also hold on one CPU (tests/judge.sh, judge_kunitpy).
+if [ "$full" = 1 ] && [ "$flavour" = debug ] && [ -z "${TEST_KERNEL:-}" ]; then
+	: > "$runs/kunitpy.expected"
+	echo "# running kunit.py exec on build/out-$flavour"
+	(
+		start=$(date +%s)
+		cd "$tree" && ./tools/testing/kunit/kunit.py exec --arch=x86_64 \
+			--build_dir="$out" --timeout=1800 > "$runs/kunitpy.out" 2>&1
+		echo $? > "$runs/kunitpy.rc"
+		cp "$out/test.log" "$runs/kunitpy.console"
+		echo $(($(date +%s) - start)) > "$runs/kunitpy.secs"
+	) &
+fi
 for i in "${!m_name[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
 	echo "# booting ${m_name[$i]}: ${m_topo[$i]} (${m_extra[$i]})"
