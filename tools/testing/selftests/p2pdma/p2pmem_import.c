@@ -24,10 +24,10 @@
  *     release gives it back;
  *   - revocation: unbinding the provider calls move_notify once, the
  *     importer's mapping is gone, map and attach then fail with ENODEV,
- *     and the unbind ends within seconds; an importer that ignores
- *     move_notify holds the unbind for as long as it keeps its mapping
- *     (the memory is never given back under it), is named in the log,
- *     and the unbind ends once it unmaps.
+ *     and the unbind waits for nothing (it reports no wait); an importer
+ *     that ignores move_notify holds the unbind for as long as it keeps
+ *     its mapping (the memory is never given back under it), is named in
+ *     the log, and the unbind ends once it unmaps.
  *
  * Environment (tests/guest/all.sh, from the topology): P2P_MEM (serial of
  * the NVMe whose CMB is the provider), P2P_SRC, P2P_DST, P2P_EXPECT_SRC,
@@ -54,7 +54,7 @@
 #define BUF_SIZE	(2 * MIB)	/* above the per-CPU cache's sizes */
 #define DISK_OFF	(40 * MIB)	/* region of the disks these tests use */
 #define CTL		"/sys/kernel/debug/p2pdma-importer/ctl"
-#define PROMPT_S	10		/* an unbind with nothing to wait for */
+#define HANG_S		60		/* a step this late is hung: no speed claim */
 #define HELD_S		7		/* from move_notify: past the first report (5 s) */
 
 #include "p2pdma_util.h"
@@ -391,15 +391,26 @@ TEST_F_TIMEOUT(import, unbind_revokes_importer_mapping, 120)
 	struct p2pimp_map m;
 	unsigned char b[512];
 	double total;
-	int h;
+	int h, kmsg;
 
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, kmsg);
 	h = attach(self->ctl, self->fd, c->bdf, 0);
 	ASSERT_LE(0, h);
 	ASSERT_EQ(0, map(self->ctl, h, &m));
 	ASSERT_EQ(0, status(self->ctl, h, &s));
 	EXPECT_EQ(0, s.moves);
 	EXPECT_EQ(1, s.mapped);
-	EXPECT_GT(PROMPT_S, unbind_provider(_metadata, self, h, &total));
+	ASSERT_LE(0, lseek(kmsg, 0, SEEK_END));
+	unbind_provider(_metadata, self, h, &total);
+	/*
+	 * The importer unmapped inside move_notify, so the revocation had
+	 * nothing to wait for: no fence, no mapping, no pinned page. It
+	 * reports any wait after 5 s of it; how long the rest of the unbind
+	 * takes in the emulator is no part of the claim.
+	 */
+	EXPECT_EQ(0, kmsg_count(kmsg, "P2PDMA: unbind waits", NULL));
+	close(kmsg);
 	ASSERT_EQ(0, status(self->ctl, h, &s));
 	EXPECT_EQ(1, s.moves);
 	EXPECT_EQ(0, s.mapped);
@@ -426,7 +437,7 @@ static int unbind_done(pid_t pid, int *status)
  * driver); once it unmaps, the unbind ends. The memory it can still reach
  * is never handed to anyone meanwhile.
  */
-TEST_F_TIMEOUT(import, unbind_waits_for_importer_ignoring_move_notify, 120)
+TEST_F_TIMEOUT(import, unbind_waits_for_importer_ignoring_move_notify, 240)
 {
 	const struct nvme_dev *c = reachable(self);
 	char path[256], line[128];
@@ -450,7 +461,7 @@ TEST_F_TIMEOUT(import, unbind_waits_for_importer_ignoring_move_notify, 120)
 	if (!pid)
 		_exit(write_file(path, self->mem.bdf) ? 1 : 0);
 	/* The device driver's own shutdown comes first: seconds here. */
-	for (i = 0; i < PROMPT_S * 10; i++) {
+	for (i = 0; i < HANG_S * 10; i++) {
 		ASSERT_EQ(0, status(self->ctl, h, &s));
 		if (s.moves)
 			break;
@@ -471,9 +482,9 @@ TEST_F_TIMEOUT(import, unbind_waits_for_importer_ignoring_move_notify, 120)
 
 	/* Its unmap ends the unbind. */
 	EXPECT_EQ(0, ioctl(self->ctl, P2PIMP_IOC_DETACH, h));
-	for (i = 0; i < PROMPT_S * 100 && !unbind_done(pid, &wstatus); i++)
+	for (i = 0; i < HANG_S * 100 && !unbind_done(pid, &wstatus); i++)
 		usleep(10000);
-	ASSERT_GT(PROMPT_S * 100, i);
+	ASSERT_GT(HANG_S * 100, i);
 	EXPECT_TRUE(WIFEXITED(wstatus) && !WEXITSTATUS(wstatus));
 	EXPECT_EQ(-1, available(self->mem.bdf));
 	rebind_provider(_metadata, self);
