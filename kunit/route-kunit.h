@@ -1,0 +1,1538 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Route suite (p2pdma-route): the map type and distance of every pair of
+ * one rich fake hierarchy (route.c, host-bridge.c), and the host bridge
+ * policy override pci_p2pdma.host_bridges= (host-bridge-policy.c).
+ * Included by p2pdma-kunit.h, after the shared definitions.
+ */
+
+/* ------------------------------------------------------------------ */
+/* Routes: map type and distance on one rich fake hierarchy             */
+/* ------------------------------------------------------------------ */
+
+/* Named functions of the route hierarchy. */
+enum rt_node {
+	/* host bridge 7e57:00, Intel 0x2020 (routes between root ports) */
+	RP1, USP0, DSP0A, DSP0B, DSP0C, DSP0D, EPA, EPB,
+	USP1, DSP1A, EPC, USP2, DSP2A, EPD,
+	RP2, EPM0, EPM1, EPM2,
+	RP3, EPE,
+	RP4, PF, VF,
+	RP5, USP5, DSP5A, PF5, VF5,
+	/* 7e57:40, Intel 0x2020 */
+	K2RP, EPK2,
+	/* 7e57:80, Intel 0x3c00 (same host bridge only) */
+	S1RP1, EPS1, S1RP2, EPS2,
+	/* 7e57:90, Intel 0x2f00 (same host bridge only) */
+	S2RP, EPS3,
+	/* 7e57:a0, host bridge not in the table */
+	URP1, EPU1, URP2, UUSP, UDSP1, UDSP2, EPU2, EPU3,
+	/* 7e57:c0, nothing at devfn 0 */
+	NRP1, EPN1, NRP2, EPN2,
+	/* 7e57:e0, Intel 0x2020 at devfn 0 but not of host bridge class */
+	CRP1, EPC1, CRP2, EPC2,
+	/* 7e57:20, nothing at devfn 0; first an Intel 0x2030 root port */
+	SKRP1, EPSK1, SKRP2, EPSK2,
+	/* 7e57:30, Intel 0x09a2 of class 0880 (system peripheral) at 00.0 */
+	ICRP1, EPI1, ICRP2, EPI2,
+	/* 7e57:50, an Intel 0x3c01 root port at 00.0 */
+	SBRP1, EPSB1, SBRP2, EPSB2,
+	/* 7e57:60, Intel 0x2f01 at 00.0 */
+	HWRP1, EPHW1, HWRP2, EPHW2,
+	/* 7e57:70, first an Intel 0x2030 integrated endpoint at 01.0 */
+	RCIEP, XRP1, EPX1, XRP2, EPX2,
+	/* Added upstream after 6.12. 7e57:b0, an Intel DSA (0x0b25) at 00.0 */
+	LDRP1, EPL1, LDRP2, EPL2,
+	/* 7e57:d0, a Google SoC (1ae0, any device ID) at 00.0 */
+	GRP, EPG,
+	/* 7e57:f0, a Zhaoxin KX-6000 (1d17:1003, within itself) at 00.0 */
+	ZRP1, EPZ1, ZRP2, EPZ2,
+	RT_NODES,
+	NONE = RT_NODES,
+};
+
+static struct fake_pci *rt_fp;
+static struct fake_fn *rt[RT_NODES];
+
+static int rt_build(struct fake_pci *fp)
+{
+	struct fake_host *h;
+	struct fake_fn *d[4];
+
+	/* 7e57:00: the main host bridge. */
+	h = fake_host_add(fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
+			  HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[RP1] = fake_root_port(h);
+	if (!rt[RP1])
+		return -ENOMEM;
+	rt[USP0] = fake_switch(rt[RP1], 4, d);
+	if (!rt[USP0])
+		return -ENOMEM;
+	rt[DSP0A] = d[0];
+	rt[DSP0B] = d[1];
+	rt[DSP0C] = d[2];
+	rt[DSP0D] = d[3];
+	rt[EPA] = fake_endpoint(rt[DSP0A], 1, NULL);
+	rt[EPB] = fake_endpoint(rt[DSP0B], 1, NULL);
+	rt[USP1] = fake_switch(rt[DSP0C], 1, &rt[DSP1A]);
+	rt[EPC] = fake_endpoint(rt[DSP1A], 1, NULL);
+	rt[USP2] = fake_switch(rt[DSP0D], 1, &rt[DSP2A]);
+	rt[EPD] = fake_endpoint(rt[DSP2A], 1, NULL);
+	rt[RP2] = fake_root_port(h);
+	if (!rt[RP2] || !fake_endpoint(rt[RP2], 3, &rt[EPM0]))
+		return -ENOMEM;
+	rt[RP3] = fake_root_port(h);
+	rt[EPE] = fake_endpoint(rt[RP3], 1, NULL);
+	rt[RP4] = fake_root_port(h);
+	rt[PF] = fake_endpoint(rt[RP4], 1, NULL);
+	rt[RP5] = fake_root_port(h);
+	rt[USP5] = fake_switch(rt[RP5], 1, &rt[DSP5A]);
+	rt[PF5] = fake_endpoint(rt[DSP5A], 1, NULL);
+
+	/* 7e57:40 */
+	h = fake_host_add(fp, 0x40, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
+			  HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[K2RP] = fake_root_port(h);
+	rt[EPK2] = fake_endpoint(rt[K2RP], 1, NULL);
+
+	/* 7e57:80 */
+	h = fake_host_add(fp, 0x80, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY,
+			  HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[S1RP1] = fake_root_port(h);
+	rt[EPS1] = fake_endpoint(rt[S1RP1], 1, NULL);
+	rt[S1RP2] = fake_root_port(h);
+	rt[EPS2] = fake_endpoint(rt[S1RP2], 1, NULL);
+
+	/* 7e57:90 */
+	h = fake_host_add(fp, 0x90, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY2,
+			  HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[S2RP] = fake_root_port(h);
+	rt[EPS3] = fake_endpoint(rt[S2RP], 1, NULL);
+
+	/* 7e57:a0 */
+	h = fake_host_add(fp, 0xa0, FAKE_VENDOR, 0x0001, HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[URP1] = fake_root_port(h);
+	rt[EPU1] = fake_endpoint(rt[URP1], 1, NULL);
+	rt[URP2] = fake_root_port(h);
+	rt[UUSP] = fake_switch(rt[URP2], 2, &rt[UDSP1]);
+	rt[EPU2] = fake_endpoint(rt[UDSP1], 1, NULL);
+	rt[EPU3] = fake_endpoint(rt[UDSP2], 1, NULL);
+
+	/* 7e57:c0 */
+	h = fake_host_add(fp, 0xc0, 0, 0, 0);
+	if (!h)
+		return -ENOMEM;
+	rt[NRP1] = fake_root_port(h);
+	rt[EPN1] = fake_endpoint(rt[NRP1], 1, NULL);
+	rt[NRP2] = fake_root_port(h);
+	rt[EPN2] = fake_endpoint(rt[NRP2], 1, NULL);
+
+	/* 7e57:e0 */
+	h = fake_host_add(fp, 0xe0, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
+			  PCI_CLASS_MEMORY_OTHER << 8);
+	if (!h)
+		return -ENOMEM;
+	rt[CRP1] = fake_root_port(h);
+	rt[EPC1] = fake_endpoint(rt[CRP1], 1, NULL);
+	rt[CRP2] = fake_root_port(h);
+	rt[EPC2] = fake_endpoint(rt[CRP2], 1, NULL);
+
+	/*
+	 * 7e57:20: the Skylake-SP shape. No function at 00.0; the first
+	 * device of the root bus is a root port that names the root complex.
+	 */
+	h = fake_host_add(fp, 0x20, 0, 0, 0);
+	if (!h)
+		return -ENOMEM;
+	rt[SKRP1] = fake_root_port_id(h, PCI_VENDOR_ID_INTEL, HB_SKYLAKE_RP);
+	rt[EPSK1] = fake_endpoint(rt[SKRP1], 1, NULL);
+	rt[SKRP2] = fake_root_port(h);
+	rt[EPSK2] = fake_endpoint(rt[SKRP2], 1, NULL);
+
+	/* 7e57:30: Ice Lake-SP's 00.0 is a system peripheral (0880). */
+	h = fake_host_add(fp, 0x30, PCI_VENDOR_ID_INTEL, HB_ICELAKE,
+			  PCI_CLASS_SYSTEM_OTHER << 8);
+	if (!h)
+		return -ENOMEM;
+	rt[ICRP1] = fake_root_port(h);
+	rt[EPI1] = fake_endpoint(rt[ICRP1], 1, NULL);
+	rt[ICRP2] = fake_root_port(h);
+	rt[EPI2] = fake_endpoint(rt[ICRP2], 1, NULL);
+
+	/* 7e57:50: the root port at 00.0 is the first device. */
+	h = fake_host_add(fp, 0x50, 0, 0, 0);
+	if (!h)
+		return -ENOMEM;
+	h->next_slot = 0;
+	rt[SBRP1] = fake_root_port_id(h, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY_RP);
+	rt[EPSB1] = fake_endpoint(rt[SBRP1], 1, NULL);
+	rt[SBRP2] = fake_root_port(h);
+	rt[EPSB2] = fake_endpoint(rt[SBRP2], 1, NULL);
+
+	/* 7e57:60 */
+	h = fake_host_add(fp, 0x60, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY_RP2,
+			  HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[HWRP1] = fake_root_port(h);
+	rt[EPHW1] = fake_endpoint(rt[HWRP1], 1, NULL);
+	rt[HWRP2] = fake_root_port(h);
+	rt[EPHW2] = fake_endpoint(rt[HWRP2], 1, NULL);
+
+	/*
+	 * 7e57:70: the first device is neither at 00.0 nor a root port, so
+	 * it does not identify the root complex, known ID or not.
+	 */
+	h = fake_host_add(fp, 0x70, 0, 0, 0);
+	if (!h)
+		return -ENOMEM;
+	rt[RCIEP] = fake_fn_add(h, NULL, fake_next_devfn(h, NULL), false,
+				PCI_EXP_TYPE_RC_END, PCI_VENDOR_ID_INTEL,
+				HB_SKYLAKE_RP, PCI_CLASS_SYSTEM_OTHER << 8);
+	rt[XRP1] = fake_root_port(h);
+	rt[EPX1] = fake_endpoint(rt[XRP1], 1, NULL);
+	rt[XRP2] = fake_root_port(h);
+	rt[EPX2] = fake_endpoint(rt[XRP2], 1, NULL);
+
+	/* Host bridges that upstream added to its list after 6.12. */
+	h = fake_host_add(fp, 0xb0, PCI_VENDOR_ID_INTEL, 0x0b25,
+			  PCI_CLASS_SYSTEM_OTHER << 8);
+	if (!h)
+		return -ENOMEM;
+	rt[LDRP1] = fake_root_port(h);
+	rt[EPL1] = fake_endpoint(rt[LDRP1], 1, NULL);
+	rt[LDRP2] = fake_root_port(h);
+	rt[EPL2] = fake_endpoint(rt[LDRP2], 1, NULL);
+
+	h = fake_host_add(fp, 0xd0, 0x1ae0, 0x00e0, HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[GRP] = fake_root_port(h);
+	rt[EPG] = fake_endpoint(rt[GRP], 1, NULL);
+
+	h = fake_host_add(fp, 0xf0, PCI_VENDOR_ID_ZHAOXIN, 0x1003, HB_CLASS);
+	if (!h)
+		return -ENOMEM;
+	rt[ZRP1] = fake_root_port(h);
+	rt[EPZ1] = fake_endpoint(rt[ZRP1], 1, NULL);
+	rt[ZRP2] = fake_root_port(h);
+	rt[EPZ2] = fake_endpoint(rt[ZRP2], 1, NULL);
+
+	if (IS_ENABLED(CONFIG_PCI_IOV)) {
+		rt[VF] = fake_add_sriov(rt[PF]);
+		rt[VF5] = fake_add_sriov(rt[PF5]);
+	}
+	return 0;
+}
+
+static void rt_destroy(void)
+{
+	fake_pci_destroy(rt_fp);
+	rt_fp = NULL;
+	memset(rt, 0, sizeof(rt));
+}
+
+/* Endpoint functions that get an ACS capability of their own. */
+static const enum rt_node rt_acs_endpoints[] = {
+	EPM0, EPM1, EPM2, PF, VF, EPU2, EPU3,
+};
+
+static int rt_suite_init(struct kunit_suite *suite)
+{
+	int i, ret;
+
+	rt_fp = fake_pci_create();
+	if (!rt_fp)
+		return -ENOMEM;
+	ret = rt_build(rt_fp);
+	for (i = 0; !ret && i < RT_NODES; i++) {
+		if (i == VF || i == VF5)
+			continue;
+		if (!rt[i])
+			ret = -ENOMEM;
+		else if (rt[i]->bridge)
+			fake_add_acs(rt[i]);
+	}
+	for (i = 0; !ret && i < ARRAY_SIZE(rt_acs_endpoints); i++)
+		if (rt[rt_acs_endpoints[i]])
+			fake_add_acs(rt[rt_acs_endpoints[i]]);
+	if (!ret)
+		ret = fake_pci_scan(rt_fp);
+	if (ret)
+		rt_destroy();
+	return ret;
+}
+
+static void rt_suite_exit(struct kunit_suite *suite)
+{
+	rt_destroy();
+}
+
+/*
+ * Every case starts with ACS redirect off everywhere and the CPU rule off,
+ * whatever CPU the tests run on.
+ */
+static bool cpu_rule_off(void)
+{
+	return false;
+}
+
+static bool cpu_rule_on(void)
+{
+	return true;
+}
+
+/*
+ * The CPU rule (AMD Zen routes P2P through any host bridge) as a case
+ * wants it, whatever CPU the tests run on; a static stub of the case's,
+ * undone by KUnit when the case ends.
+ */
+static void set_cpu_rule(struct kunit *test, bool on)
+{
+	if (on)
+		kunit_activate_static_stub(test, p2p_cpu_routes_p2p, cpu_rule_on);
+	else
+		kunit_activate_static_stub(test, p2p_cpu_routes_p2p, cpu_rule_off);
+}
+
+/* The host bridge policy as printed by the parameter, without "\n". */
+static void policy_now(char *buf)
+{
+	int n = p2p_policy_get(buf, NULL);
+
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+}
+
+static void policy_restore(void *saved)
+{
+	char *now = kmalloc(PAGE_SIZE, GFP_KERNEL);
+
+	if (now)
+		policy_now(now);
+	if (!now || strcmp(now, saved))
+		p2p_policy_set(saved, NULL);
+	kfree(now);
+}
+
+/*
+ * Give the case the host bridge policy @rules (pci_p2pdma.host_bridges),
+ * whatever the command line set; the previous one comes back when the
+ * case ends. Nothing is changed (nor logged) when it is already @rules.
+ */
+static void set_policy(struct kunit *test, const char *rules)
+{
+	char *saved = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, saved);
+	policy_now(saved);
+	if (!strcmp(saved, rules))
+		return;
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, policy_restore, saved),
+			0);
+	KUNIT_ASSERT_EQ(test, p2p_policy_set(rules, NULL), 0);
+}
+
+static void rt_reset(void)
+{
+	int i;
+
+	for (i = 0; i < RT_NODES; i++)
+		if (rt[i])
+			fake_set_acs_ctrl(rt[i], 0);
+}
+
+static int rt_init(struct kunit *test)
+{
+	rt_reset();
+	set_cpu_rule(test, false);
+	set_policy(test, "");
+	return 0;
+}
+
+static void rt_exit(struct kunit *test)
+{
+	rt_reset();
+}
+
+static struct pci_dev *rt_dev(struct kunit *test, enum rt_node n)
+{
+	if (n == VF || n == VF5) {
+		if (!IS_ENABLED(CONFIG_PCI_IOV))
+			kunit_skip(test, "needs CONFIG_PCI_IOV");
+	}
+	KUNIT_ASSERT_NOT_NULL(test, rt[n]);
+	KUNIT_ASSERT_NOT_NULL(test, rt[n]->pdev);
+	return rt[n]->pdev;
+}
+
+#define MAX_ACS 3
+
+struct route_case {
+	const char *name;
+	enum rt_node provider, client;
+	enum rt_node acs[MAX_ACS];	/* bridges with ACS control @ctrl */
+	u16 ctrl;
+	int cpu_rule;			/* CPU routes P2P everywhere: 0 or 1 */
+	enum pci_p2pdma_map_type map;
+	unsigned int distance;		/* ignored when refused */
+};
+
+#define ACS1(b)		{ b, NONE, NONE }
+#define ACS3(a, b, c)	{ a, b, c }
+#define NOACS		ACS1(NONE)
+#define RDR		(PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC)
+#define NORDR		(PCI_ACS_SV | PCI_ACS_TB | PCI_ACS_UF | PCI_ACS_DT)
+
+/* Depths: EPA/EPB 3, EPC/EPD 5, EPM*, EPE, PF, VF and the others 1. */
+static const struct route_case route_cases[] = {
+	/* Topology alone. */
+	{ "same-function", EPA, EPA, NOACS, 0, 0, BUS, 0 },
+	{ "same-function-thru-acs", EPA, EPA, ACS1(DSP0A), RDR, 0, BUS, 0 },
+	{ "mfd-fn0-fn1", EPM0, EPM1, NOACS, 0, 0, BUS, 2 },
+	{ "mfd-fn2-fn0", EPM2, EPM0, NOACS, 0, 0, BUS, 2 },
+	{ "switch-siblings", EPA, EPB, NOACS, 0, 0, BUS, 4 },
+	{ "sibling-switches-one-rp", EPC, EPD, NOACS, 0, 0, BUS, 8 },
+	{ "switch-and-nested-switch", EPA, EPC, NOACS, 0, 0, BUS, 6 },
+	{ "root-ports-known-hb", EPA, EPE, NOACS, 0, 0, THRU, 3 + 1 + 2 + HB },
+	{ "root-ports-known-hb-mfd", EPM1, EPE, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	{ "root-ports-known-hb-cpu", EPA, EPE, NOACS, 0, 1, THRU, 3 + 1 + 2 + HB },
+	{ "root-ports-same-only-hb", EPS1, EPS2, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	{ "root-ports-unknown-hb", EPU1, EPU2, NOACS, 0, 0, REFUSED, 0 },
+	{ "root-ports-unknown-hb-cpu", EPU1, EPU2, NOACS, 0, 1, THRU, 1 + 3 + 2 + HB },
+	{ "root-ports-no-devfn0", EPN1, EPN2, NOACS, 0, 0, REFUSED, 0 },
+	{ "root-ports-no-devfn0-cpu", EPN1, EPN2, NOACS, 0, 1, THRU, 1 + 1 + 2 + HB },
+	/* No class check: the vendor and device ID of 00.0 decide. */
+	{ "root-ports-devfn0-not-host-class", EPC1, EPC2, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	/* Which device identifies the host bridge (the root bus's first). */
+	{ "root-ports-first-is-root-port", EPSK1, EPSK2, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	{ "host-bridges-first-is-root-port", EPSK2, EPK2, NOACS, 0, 0, THRU, 1 + 1 + 2 + 2 * HB },
+	{ "root-ports-icelake-class-0880", EPI1, EPI2, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	{ "host-bridges-icelake-skylake", EPI2, EPA, NOACS, 0, 0, THRU, 1 + 3 + 2 + 2 * HB },
+	{ "host-bridges-icelake-first-rp", EPI1, EPSK1, NOACS, 0, 0, THRU, 1 + 1 + 2 + 2 * HB },
+	{ "root-ports-3c01-same-hb", EPSB1, EPSB2, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	{ "root-ports-2f01-same-hb", EPHW1, EPHW2, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	{ "host-bridges-3c01-2f01", EPSB1, EPHW1, NOACS, 0, 0, REFUSED, 0 },
+	{ "host-bridges-3c01-skylake", EPSB2, EPE, NOACS, 0, 0, REFUSED, 0 },
+	{ "host-bridges-2f01-icelake", EPHW2, EPI1, NOACS, 0, 0, REFUSED, 0 },
+	{ "root-ports-first-is-rciep", EPX1, EPX2, NOACS, 0, 0, REFUSED, 0 },
+	{ "root-ports-first-is-rciep-cpu", EPX1, EPX2, NOACS, 0, 1, THRU, 1 + 1 + 2 + HB },
+	{ "switch-below-unknown-hb", EPU2, EPU3, NOACS, 0, 0, BUS, 4 },
+	{ "host-bridges-both-any", EPA, EPK2, NOACS, 0, 0, THRU, 3 + 1 + 2 + 2 * HB },
+	{ "host-bridges-both-any-rev", EPK2, EPE, NOACS, 0, 0, THRU, 1 + 1 + 2 + 2 * HB },
+	{ "host-bridges-any-and-same-only", EPE, EPS1, NOACS, 0, 0, REFUSED, 0 },
+	{ "host-bridges-same-only-pair", EPS1, EPS3, NOACS, 0, 0, REFUSED, 0 },
+	{ "host-bridges-same-only-pair-cpu", EPS1, EPS3, NOACS, 0, 1, THRU, 1 + 1 + 2 + 2 * HB },
+	{ "host-bridges-known-and-unknown", EPE, EPU1, NOACS, 0, 0, REFUSED, 0 },
+	{ "host-bridges-known-and-unknown-cpu", EPE, EPU1, NOACS, 0, 1, THRU, 1 + 1 + 2 + 2 * HB },
+	{ "pf-vf", PF, VF, NOACS, 0, 0, BUS, 2 },
+	{ "vf-pf", VF, PF, NOACS, 0, 0, BUS, 2 },
+	{ "pf-vf-below-switch", PF5, VF5, NOACS, 0, 0, BUS, 2 },
+	{ "vf-other-root-port", VF, EPE, NOACS, 0, 0, THRU, 1 + 1 + 2 + HB },
+	{ "vf-switch-endpoint", VF5, EPA, NOACS, 0, 0, THRU, 3 + 3 + 2 + HB },
+
+	/* ACS on each bridge between two endpoints below one switch. */
+	{ "acs-rr-client-dsp", EPA, EPB, ACS1(DSP0B), PCI_ACS_RR, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-cr-client-dsp", EPA, EPB, ACS1(DSP0B), PCI_ACS_CR, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-ec-client-dsp", EPA, EPB, ACS1(DSP0B), PCI_ACS_EC, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-rr-provider-dsp", EPA, EPB, ACS1(DSP0A), PCI_ACS_RR, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-cr-provider-dsp", EPA, EPB, ACS1(DSP0A), PCI_ACS_CR, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-ec-provider-dsp", EPA, EPB, ACS1(DSP0A), PCI_ACS_EC, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-rr-common-usp", EPA, EPB, ACS1(USP0), PCI_ACS_RR, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-cr-common-usp", EPA, EPB, ACS1(USP0), PCI_ACS_CR, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-ec-common-usp", EPA, EPB, ACS1(USP0), PCI_ACS_EC, 0, THRU, 3 + 3 + 2 + HB },
+	{ "acs-redirect-above-common", EPA, EPB, ACS1(RP1), RDR, 0, BUS, 4 },
+	{ "acs-no-redirect-bits", EPA, EPB, ACS3(DSP0A, DSP0B, USP0), NORDR, 0, BUS, 4 },
+	/* ... between two endpoints below sibling switches. */
+	{ "acs-rr-lower-dsp", EPC, EPD, ACS1(DSP1A), PCI_ACS_RR, 0, THRU, 5 + 5 + 2 + HB },
+	{ "acs-cr-lower-usp", EPC, EPD, ACS1(USP1), PCI_ACS_CR, 0, THRU, 5 + 5 + 2 + HB },
+	{ "acs-ec-lower-usp", EPC, EPD, ACS1(USP2), PCI_ACS_EC, 0, THRU, 5 + 5 + 2 + HB },
+	{ "acs-rr-upper-dsp", EPC, EPD, ACS1(DSP0D), PCI_ACS_RR, 0, THRU, 5 + 5 + 2 + HB },
+	{ "acs-ec-upper-dsp", EPC, EPD, ACS1(DSP0C), PCI_ACS_EC, 0, THRU, 5 + 5 + 2 + HB },
+	{ "acs-cr-common-upper-usp", EPC, EPD, ACS1(USP0), PCI_ACS_CR, 0, THRU, 5 + 5 + 2 + HB },
+	{ "acs-no-redirect-bits-nested", EPC, EPD, ACS3(DSP1A, USP1, USP0), NORDR, 0, BUS, 8 },
+	/* ... between functions below one root port (the common bridge). */
+	{ "acs-rr-common-root-port", EPM0, EPM1, ACS1(RP2), PCI_ACS_RR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-cr-common-root-port", EPM0, EPM1, ACS1(RP2), PCI_ACS_CR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-ec-common-root-port", EPM0, EPM1, ACS1(RP2), PCI_ACS_EC, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-no-redirect-root-port", EPM0, EPM1, ACS1(RP2), NORDR, 0, BUS, 2 },
+	{ "acs-rr-root-port-pf-vf", PF, VF, ACS1(RP4), PCI_ACS_RR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-ec-dsp-pf-vf", VF5, PF5, ACS1(DSP5A), PCI_ACS_EC, 0, THRU, 3 + 3 + 2 + HB },
+	/* Redirected traffic still needs a host bridge that routes it. */
+	{ "acs-rr-unknown-hb", EPU2, EPU3, ACS1(UDSP2), PCI_ACS_RR, 0, REFUSED, 0 },
+	{ "acs-ec-unknown-hb-cpu", EPU2, EPU3, ACS1(UUSP), PCI_ACS_EC, 1, THRU, 3 + 3 + 2 + HB },
+	/*
+	 * ACS on the endpoint functions themselves: within a multi-function
+	 * device (or between a PF and its VF) redirect sends requests to the
+	 * root complex even though no bridge is crossed (PCIe r6.0 sec
+	 * 6.12.1.2).
+	 */
+	{ "acs-rr-mfd-client-fn", EPM0, EPM1, ACS1(EPM1), PCI_ACS_RR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-cr-mfd-client-fn", EPM0, EPM1, ACS1(EPM1), PCI_ACS_CR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-ec-mfd-client-fn", EPM0, EPM1, ACS1(EPM1), PCI_ACS_EC, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-rr-mfd-provider-fn", EPM1, EPM2, ACS1(EPM1), PCI_ACS_RR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-cr-mfd-fn2-fn0", EPM2, EPM0, ACS1(EPM2), PCI_ACS_CR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-no-redirect-mfd-fns", EPM0, EPM1, ACS3(EPM0, EPM1, EPM2), NORDR, 0, BUS, 2 },
+	{ "acs-rr-vf-fn", PF, VF, ACS1(VF), PCI_ACS_RR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-cr-pf-fn", VF, PF, ACS1(PF), PCI_ACS_CR, 0, THRU, 1 + 1 + 2 + HB },
+	{ "acs-no-redirect-pf-vf-fns", PF, VF, ACS3(PF, VF, NONE), NORDR, 0, BUS, 2 },
+	{ "acs-rr-endpoint-unknown-hb", EPU2, EPU3, ACS1(EPU3), PCI_ACS_RR, 0, REFUSED, 0 },
+	{ "acs-ec-ep-unknown-hb-cpu", EPU2, EPU3, ACS1(EPU2), PCI_ACS_EC, 1, THRU, 3 + 3 + 2 + HB },
+};
+
+static void route_case_desc(const struct route_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(route, route_cases, route_case_desc);
+
+static void route_apply(struct kunit *test, const struct route_case *c)
+{
+	int i;
+
+	for (i = 0; i < MAX_ACS; i++)
+		if (c->acs[i] != NONE)
+			fake_set_acs_ctrl(rt[c->acs[i]], c->ctrl);
+	set_cpu_rule(test, c->cpu_rule);
+}
+
+/* Map type and distance, both ways, by every entry point. */
+static void route_test(struct kunit *test)
+{
+	const struct route_case *c = test->param_value;
+	struct pci_dev *p = rt_dev(test, c->provider);
+	struct pci_dev *q = rt_dev(test, c->client);
+	struct device *client = &q->dev;
+	struct p2p_route r;
+	int want = c->map == REFUSED ? -1 : c->distance;
+
+	route_apply(test, c);
+
+	p2p_route_compute(p, q, &r);
+	KUNIT_EXPECT_EQ(test, r.map, c->map);
+	if (c->map != REFUSED)
+		KUNIT_EXPECT_EQ(test, r.distance, c->distance);
+
+	p2p_route_compute(q, p, &r);
+	KUNIT_EXPECT_EQ_MSG(test, r.map, c->map, "reverse direction");
+	if (c->map != REFUSED)
+		KUNIT_EXPECT_EQ_MSG(test, r.distance, c->distance,
+				    "reverse direction");
+
+	p2p_route_lookup(p, client, &r);
+	KUNIT_EXPECT_EQ(test, r.map, c->map);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &client, 1, false),
+			want);
+}
+
+/* The reason names the redirecting bridge or the refusing host bridge. */
+static void route_reason_test(struct kunit *test)
+{
+	struct pci_dev *a = rt_dev(test, EPU2), *b = rt_dev(test, EPU3);
+	char buf[256];
+
+	fake_set_acs_ctrl(rt[UDSP2], PCI_ACS_RR);
+	p2p_route_reason(a, &b->dev, buf, sizeof(buf));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(buf, pci_name(rt[UDSP2]->pdev)));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(buf, "ACS"));
+	KUNIT_EXPECT_NOT_NULL(test,
+			      strstr(buf, dev_name(&rt[EPU1]->host->bridge->dev)));
+
+	p2p_route_reason(rt_dev(test, EPE), &rt_dev(test, EPS1)->dev, buf,
+			 sizeof(buf));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(buf, "only within itself"));
+	KUNIT_EXPECT_NOT_NULL(test,
+			      strstr(buf, dev_name(&rt[EPS1]->host->bridge->dev)));
+}
+
+/* A client that is not a PCI function cannot be reached. */
+static void route_non_pci_client_test(struct kunit *test)
+{
+	struct device *dev = kunit_device_register(test, "p2pdma-non-pci");
+	struct pci_dev *p = rt_dev(test, EPA);
+	struct p2p_route r;
+	char buf[256];
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dev);
+	p2p_route_lookup(p, dev, &r);
+	KUNIT_EXPECT_EQ(test, r.map, REFUSED);
+	KUNIT_EXPECT_EQ(test, r.why, P2P_NOT_PCI);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &dev, 1, false), -1);
+	p2p_route_reason(p, dev, buf, sizeof(buf));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(buf, "not a PCI device"));
+}
+
+static void route_child_release(struct device *dev)
+{
+}
+
+/* A device below a PCI function (a gendisk, an ib_device) stands for it. */
+static void route_child_client_test(struct kunit *test)
+{
+	struct device *child = kunit_kzalloc(test, sizeof(*child), GFP_KERNEL);
+	struct pci_dev *p = rt_dev(test, EPA);
+	struct p2p_route r;
+	char buf[256];
+
+	KUNIT_ASSERT_NOT_NULL(test, child);
+	device_initialize(child);
+	child->release = route_child_release;
+	child->parent = &rt_dev(test, EPB)->dev;
+	KUNIT_ASSERT_EQ(test, dev_set_name(child, "p2pdma-child"), 0);
+
+	p2p_route_lookup(p, child, &r);
+	KUNIT_EXPECT_EQ(test, r.map, BUS);
+	KUNIT_EXPECT_EQ(test, r.distance, 4);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &child, 1, false), 4);
+
+	child->parent = &rt_dev(test, EPU1)->dev;
+	p2p_route_lookup(p, child, &r);
+	KUNIT_EXPECT_EQ(test, r.map, REFUSED);
+	KUNIT_EXPECT_EQ(test, r.why, P2P_HOST_BRIDGE_UNKNOWN);
+	p2p_route_reason(p, child, buf, sizeof(buf));
+	KUNIT_EXPECT_NOT_NULL(test, strstr(buf, "not known to route P2P"));
+	put_device(child);
+}
+
+/* Distances add up over clients; one unreachable client refuses all. */
+static void route_many_clients_test(struct kunit *test)
+{
+	struct pci_dev *p = rt_dev(test, EPA);
+	struct device *c[4] = {
+		&rt_dev(test, EPB)->dev,	/* 4 */
+		&rt_dev(test, EPC)->dev,	/* 6 */
+		&rt_dev(test, EPA)->dev,	/* 0 */
+		&rt_dev(test, EPE)->dev,	/* 3 + 1 + 2 + HB */
+	};
+
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 3, false), 10);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 4, false),
+			10 + 6 + HB);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 0, false), -1);
+
+	c[1] = &rt_dev(test, EPU1)->dev;	/* other, unknown host bridge */
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 4, false), -1);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 1, false), 4);
+	set_cpu_rule(test, true);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 4, false),
+			4 + (3 + 1 + 2 + 2 * HB) + 0 + (6 + HB));
+}
+
+/* @verbose logs exactly one line per refused client, naming both. */
+static void route_verbose_test(struct kunit *test)
+{
+	struct device *np = kunit_device_register(test, "p2pdma-verbose-np");
+	struct pci_dev *p = rt_dev(test, EPE);
+	const char *pn = pci_name(p), *what = "P2PDMA to/from client";
+	struct device *c[5];
+	u64 mark;
+	int i;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, np);
+	c[0] = &rt_dev(test, EPA)->dev;		/* through host bridge */
+	c[1] = &rt_dev(test, EPS1)->dev;	/* refused: same-only */
+	c[2] = &rt_dev(test, EPM0)->dev;	/* through host bridge */
+	c[3] = &rt_dev(test, EPU2)->dev;	/* refused: unknown */
+	c[4] = np;				/* refused: not PCI */
+
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 5, true), -1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, what, pn, NULL), 3);
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_EQ_MSG(test, kunit_kmsg_count(test, mark, what, pn,
+							   dev_name(c[i])),
+				    i == 1 || i >= 3 ? 1 : 0, "client %d", i);
+
+	/* Nothing for reachable clients, nothing when not verbose. */
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 1, true),
+			3 + 1 + 2 + HB);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 5, false), -1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, what, NULL, NULL), 0);
+}
+
+/*
+ * verbose=false means no log line at all, not only none of the refusal
+ * kind (upstream "Gate the host bridge whitelist warning on verbose"):
+ * a provider below a host bridge not known to route P2P, asked about a
+ * client below that host bridge, one across host bridges and one behind
+ * ACS redirect, by every orchestrator entry point. No line may name the
+ * provider or a client, nor carry the core's prefix. The same calls with
+ * verbose=true log exactly one line per refused client, which shows the
+ * count sees what the core logs.
+ */
+static void route_quiet_test(struct kunit *test)
+{
+	struct pci_dev *p = rt_dev(test, EPU2);
+	const char *pn = pci_name(p);
+	struct device *c[3];
+	struct pci_dev *got;
+	u64 mark;
+	int i;
+
+	c[0] = &rt_dev(test, EPU3)->dev;	/* ACS redirect on UDSP2 */
+	c[1] = &rt_dev(test, EPU1)->dev;	/* other root port, same hb */
+	c[2] = &rt_dev(test, EPA)->dev;		/* other host bridge */
+	fake_set_acs_ctrl(rt[UDSP2], PCI_ACS_RR | PCI_ACS_CR);
+
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 3, false), -1);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, pci_p2pdma_distance(p, c[i], false), -1);
+	pci_p2pmem_publish(p, true);	/* no state: does nothing */
+	got = pci_p2pmem_find_many(c, 3);
+	KUNIT_EXPECT_NULL(test, got);
+	pci_dev_put(got);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, pn, NULL, NULL), 0);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "pci-p2pdma",
+					       NULL, NULL), 0);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "P2PDMA", NULL,
+					       NULL), 0);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ_MSG(test, kunit_kmsg_count(test, mark,
+							   dev_name(c[i]),
+							   NULL, NULL),
+				    0, "client %d", i);
+
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 3, true), -1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, pn, NULL, NULL), 3);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, pn,
+					       "ACS redirect on",
+					       pci_name(rt[UDSP2]->pdev)), 1);
+}
+
+/*
+ * The reason of a refusal stays in its buffer however many functions
+ * redirect (upstream "Safely terminate ACS redirect lists"). Every bridge
+ * of two nested switch levels between EPC and EPD, the root port above
+ * them too, redirects, and a deny rule refuses the host bridge path. The
+ * reason names the first redirecting function on the provider's side
+ * (DSP1A), never a list, and the verbose line says exactly that. Given
+ * any buffer from 1 byte up to one more than the whole reason, it writes
+ * the reason cut to fit and NUL-terminated, and no byte past the buffer.
+ */
+static void route_reason_bounded_test(struct kunit *test)
+{
+	static const enum rt_node rdr[] = {
+		DSP1A, USP1, DSP0C, USP0, DSP0D, USP2, DSP2A, RP1,
+	};
+	struct pci_dev *p = rt_dev(test, EPC), *q = rt_dev(test, EPD);
+	struct device *client = &q->dev;
+	const size_t canary = 64;
+	char *want, *buf, *exact;
+	size_t full, len, i;
+	u64 mark;
+
+	want = kunit_kzalloc(test, 512, GFP_KERNEL);
+	exact = kunit_kzalloc(test, 256, GFP_KERNEL);
+	buf = kunit_kzalloc(test, 512 + canary, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	KUNIT_ASSERT_NOT_NULL(test, exact);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (i = 0; i < ARRAY_SIZE(rdr); i++)
+		fake_set_acs_ctrl(rt[rdr[i]], RDR);
+	set_policy(test, "deny:all");
+
+	snprintf(exact, 256,
+		 "ACS redirect on %s forces the host bridge path; host bridge pci7e57:00 is denied by pci_p2pdma.host_bridges rule deny:all",
+		 pci_name(rt[DSP1A]->pdev));
+	p2p_route_reason(p, client, want, 512);
+	full = strlen(want);
+	KUNIT_ASSERT_LT(test, full, 256);
+	KUNIT_EXPECT_STREQ(test, want, exact);
+	for (i = 1; i < ARRAY_SIZE(rdr); i++)
+		KUNIT_EXPECT_NULL_MSG(test, strstr(want, pci_name(rt[rdr[i]]->pdev)),
+				      "%s", want);
+
+	for (len = 1; len <= full + 1; len++) {
+		memset(buf, 0xa5, len + canary);
+		p2p_route_reason(p, client, buf, len);
+		KUNIT_EXPECT_EQ_MSG(test, strnlen(buf, len), len - 1,
+				    "len %zu", len);
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(buf, want, len - 1), 0,
+				    "len %zu", len);
+		for (i = len; i < len + canary; i++)
+			if (buf[i] != (char)0xa5)
+				break;
+		KUNIT_EXPECT_EQ_MSG(test, i, len + canary,
+				    "len %zu: wrote past the buffer", len);
+	}
+
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &client, 1, true), -1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, pci_name(p), NULL,
+					       NULL), 1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, pci_name(p), want,
+					       NULL), 1);
+}
+
+/*
+ * Only a function with an ACS capability can redirect. With the capability
+ * hidden (acs_cap 0) on every function of a path, no ACS Control is read
+ * and the route is direct, whatever the registers hold; a capability on
+ * any one function of the path, the common bridge included, is found
+ * again. Both ways round: the provider deeper than the client and the
+ * client deeper than the provider take different loops to the common
+ * bridge.
+ */
+static void route_acs_cap_path_test(struct kunit *test)
+{
+	static const enum rt_node path[] = {
+		EPA, DSP0A, USP0, DSP0C, USP1, DSP1A, EPC,
+	};
+	const int last = ARRAY_SIZE(path) - 1;
+	struct pci_dev *dev[ARRAY_SIZE(path)], *from, *to;
+	u16 saved[ARRAY_SIZE(path)];
+	struct p2p_route r;
+	int i, way;
+
+	for (i = 0; i < ARRAY_SIZE(path); i++)
+		dev[i] = rt_dev(test, path[i]);
+	for (i = 0; i < ARRAY_SIZE(path); i++) {
+		saved[i] = dev[i]->acs_cap;
+		fake_set_acs_ctrl(rt[path[i]], PCI_ACS_RR);
+		dev[i]->acs_cap = 0;
+	}
+	for (way = 0; way < 2; way++) {
+		from = way ? dev[last] : dev[0];
+		to = way ? dev[0] : dev[last];
+		atomic_set(&rt_fp->reads, 0);
+		p2p_route_compute(from, to, &r);
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&rt_fp->reads), 0,
+				    "way %d", way);
+		KUNIT_EXPECT_EQ_MSG(test, r.map, BUS, "way %d", way);
+		KUNIT_EXPECT_EQ_MSG(test, r.distance, 6, "way %d", way);
+		KUNIT_EXPECT_NULL_MSG(test, r.acs_dev, "way %d", way);
+
+		for (i = 0; i < ARRAY_SIZE(path); i++) {
+			if (!saved[i])
+				continue;
+			dev[i]->acs_cap = saved[i];
+			p2p_route_compute(from, to, &r);
+			KUNIT_EXPECT_PTR_EQ_MSG(test, r.acs_dev, dev[i],
+						"way %d node %d", way, i);
+			KUNIT_EXPECT_NE_MSG(test, r.map, BUS,
+					    "way %d node %d", way, i);
+			dev[i]->acs_cap = 0;
+		}
+	}
+
+	for (i = 0; i < ARRAY_SIZE(path); i++) {
+		dev[i]->acs_cap = saved[i];
+		fake_set_acs_ctrl(rt[path[i]], 0);
+	}
+}
+
+/* ACS turned on after the scan is read through config space. */
+static void route_acs_cap_test(struct kunit *test)
+{
+	struct pci_dev *dsp = rt_dev(test, DSP0A), *ep = rt_dev(test, EPA);
+	struct pci_dev *fn1 = rt_dev(test, EPM1), *rp = rt_dev(test, RP2);
+	bool unsure = false;
+
+	KUNIT_EXPECT_EQ(test, dsp->acs_cap, rt[DSP0A]->acs);
+	KUNIT_EXPECT_NE(test, dsp->acs_cap, 0);
+	KUNIT_EXPECT_EQ(test, ep->acs_cap, 0);
+	KUNIT_EXPECT_FALSE(test, p2p_acs_redirects(dsp, &unsure));
+	fake_set_acs_ctrl(rt[DSP0A], PCI_ACS_EC);
+	KUNIT_EXPECT_TRUE(test, p2p_acs_redirects(dsp, &unsure));
+	KUNIT_EXPECT_PTR_EQ(test, p2p_redirect_on_path(ep, rt[USP0]->pdev,
+						       &unsure), dsp);
+	KUNIT_EXPECT_EQ(test, p2p_depth(ep), 3);
+	KUNIT_EXPECT_EQ(test, p2p_depth(rt_dev(test, EPD)), 5);
+
+	/* An endpoint function's own ACS counts, from the function up. */
+	KUNIT_EXPECT_EQ(test, fn1->acs_cap, rt[EPM1]->acs);
+	KUNIT_EXPECT_NE(test, fn1->acs_cap, 0);
+	KUNIT_EXPECT_NULL(test, p2p_redirect_on_path(fn1, rp, &unsure));
+	fake_set_acs_ctrl(rt[RP2], PCI_ACS_RR);
+	KUNIT_EXPECT_PTR_EQ(test, p2p_redirect_on_path(fn1, rp, &unsure), rp);
+	fake_set_acs_ctrl(rt[EPM1], PCI_ACS_CR);
+	KUNIT_EXPECT_PTR_EQ(test, p2p_redirect_on_path(fn1, rp, &unsure), fn1);
+	KUNIT_EXPECT_FALSE(test, unsure);
+
+	/* All ones: taken as a redirect, and flagged as not to be kept. */
+	WRITE_ONCE(rt[DSP0A]->gone, true);
+	KUNIT_EXPECT_TRUE(test, p2p_acs_redirects(dsp, &unsure));
+	WRITE_ONCE(rt[DSP0A]->gone, false);
+	KUNIT_EXPECT_TRUE(test, unsure);
+}
+
+/*
+ * The first device of the root bus identifies the host bridge when it is
+ * at 00.0 or is a root port.
+ */
+static void route_known_host_bridge_test(struct kunit *test)
+{
+	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPA]->host->bridge), 0);
+	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPS1]->host->bridge), 0);
+	KUNIT_EXPECT_LT(test, p2p_known_host_bridge(rt[EPU1]->host->bridge), 0);
+	KUNIT_EXPECT_LT(test, p2p_known_host_bridge(rt[EPN1]->host->bridge), 0);
+	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPC1]->host->bridge), 0);
+	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPSK1]->host->bridge), 0);
+	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPI1]->host->bridge), 0);
+	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPSB1]->host->bridge), 0);
+	KUNIT_EXPECT_GE(test, p2p_known_host_bridge(rt[EPHW1]->host->bridge), 0);
+	KUNIT_EXPECT_LT(test, p2p_known_host_bridge(rt[EPX1]->host->bridge), 0);
+}
+
+/* The entry of the built-in list that identifies @n's host bridge, or NULL. */
+static const struct p2p_known_host_bridge *rt_known(enum rt_node n)
+{
+	int i = p2p_known_host_bridge(rt[n]->host->bridge);
+
+	return i < 0 ? NULL : &p2p_routing_host_bridges[i];
+}
+
+/*
+ * The host bridges upstream added after 6.12 (a documented difference:
+ * 6.12 refuses these routes): an Intel DSA alone on its root bus, any
+ * Google SoC, a Zhaoxin root complex that routes P2P only within itself.
+ */
+static void route_later_host_bridges_test(struct kunit *test)
+{
+	static const enum rt_node later[] = { EPL1, EPG, EPZ1 };
+	struct p2p_route r;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(later); i++) {
+		KUNIT_ASSERT_NOT_NULL_MSG(test, rt_known(later[i]), "node %d", later[i]);
+		KUNIT_EXPECT_TRUE(test, rt_known(later[i])->flags & P2P_HB_AFTER_612);
+	}
+	KUNIT_EXPECT_EQ(test, rt_known(EPL1)->device, 0x0b25);
+	KUNIT_EXPECT_TRUE(test, rt_known(EPG)->flags & P2P_HB_ANY_DEVICE);
+	KUNIT_EXPECT_TRUE(test, rt_known(EPZ1)->flags & P2P_HB_WITHIN_ITSELF);
+	KUNIT_EXPECT_FALSE(test, rt_known(EPA)->flags & P2P_HB_AFTER_612);
+	/*
+	 * NVIDIA Vera Rubin, 10de:2f95 to 2f98 (upstream 894a78088fc3): on
+	 * the list after 6.12, across host bridges; 2f94 and 2f99 are not.
+	 */
+	for (i = -1; i <= 4; i++) {
+		struct pci_dev *d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+		int k;
+
+		KUNIT_ASSERT_NOT_NULL(test, d);
+		d->vendor = PCI_VENDOR_ID_NVIDIA;
+		d->device = 0x2f95 + i;
+		k = p2p_host_bridge_index(d);
+		if (i < 0 || i == 4) {
+			KUNIT_EXPECT_LT_MSG(test, k, 0, "10de:%x", d->device);
+			continue;
+		}
+		KUNIT_ASSERT_GE_MSG(test, k, 0, "10de:%x", d->device);
+		KUNIT_EXPECT_EQ(test, p2p_routing_host_bridges[k].flags,
+				P2P_HB_AFTER_612);
+	}
+
+	p2p_route_compute(rt_dev(test, EPL1), rt_dev(test, EPL2), &r);
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	KUNIT_EXPECT_EQ(test, r.distance, 1 + 1 + 2 + HB);
+	p2p_route_compute(rt_dev(test, EPL1), rt_dev(test, EPG), &r);
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	KUNIT_EXPECT_EQ(test, r.distance, 1 + 1 + 2 + 2 * HB);
+	p2p_route_compute(rt_dev(test, EPG), rt_dev(test, EPE), &r);
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	KUNIT_EXPECT_EQ(test, r.distance, 1 + 1 + 2 + 2 * HB);
+	p2p_route_compute(rt_dev(test, EPZ1), rt_dev(test, EPZ2), &r);
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	KUNIT_EXPECT_EQ(test, r.distance, 1 + 1 + 2 + HB);
+	KUNIT_EXPECT_FALSE(test, r.override);
+
+	/* Only within itself: not to another host bridge. */
+	p2p_route_compute(rt_dev(test, EPZ1), rt_dev(test, EPL1), &r);
+	KUNIT_EXPECT_EQ(test, r.map, REFUSED);
+	KUNIT_EXPECT_EQ(test, r.why, P2P_HOST_BRIDGES_DIFFER);
+	KUNIT_EXPECT_PTR_EQ(test, r.host_bridge, rt[EPZ1]->host->bridge);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance(rt_dev(test, EPL1),
+						  &rt_dev(test, EPZ2)->dev, false), -1);
+}
+
+struct irq_route {
+	struct hrtimer timer;
+	struct completion done;
+	struct pci_dev *provider;
+	struct device *client;
+	struct p2p_route r;
+	bool in_hardirq;
+};
+
+static enum hrtimer_restart irq_route_fn(struct hrtimer *timer)
+{
+	struct irq_route *ir = container_of(timer, struct irq_route, timer);
+
+	ir->in_hardirq = in_hardirq();
+	p2p_route_lookup(ir->provider, ir->client, &ir->r);
+	complete(&ir->done);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * Work out @client's route to @provider in a hard-IRQ hrtimer callback.
+ * The timer is pinned to this CPU, which spins with preemption off until
+ * it has run: the interrupt lands on the test's own thread, so the case's
+ * static stubs (the CPU rule) apply inside it too.
+ */
+static void irq_route(struct kunit *test, enum rt_node provider,
+		      enum rt_node client, struct p2p_route *r)
+{
+	struct irq_route *ir = kunit_kzalloc(test, sizeof(*ir), GFP_KERNEL);
+	u64 deadline = ktime_get_ns() + 10 * NSEC_PER_SEC;
+	bool ran;
+
+	KUNIT_ASSERT_NOT_NULL(test, ir);
+	ir->provider = rt_dev(test, provider);
+	ir->client = &rt_dev(test, client)->dev;
+	init_completion(&ir->done);
+	hrtimer_init(&ir->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	ir->timer.function = irq_route_fn;
+	preempt_disable();
+	hrtimer_start(&ir->timer, ns_to_ktime(100 * NSEC_PER_USEC),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+	while (!(ran = completion_done(&ir->done)) &&
+	       ktime_get_ns() < deadline)
+		cpu_relax();
+	preempt_enable();
+	if (!ran)
+		hrtimer_cancel(&ir->timer);
+	KUNIT_ASSERT_TRUE_MSG(test, ran, "the hrtimer never ran");
+	KUNIT_EXPECT_TRUE(test, ir->in_hardirq);
+	*r = ir->r;
+}
+
+/*
+ * The DMA API may map P2P memory in any context, and the first mapping
+ * for a pair computes its route: it must take no sleeping or IRQ-unsafe
+ * lock and drop no device reference. Lockdep (CONFIG_PROVE_LOCKING) and
+ * might_sleep() (CONFIG_DEBUG_ATOMIC_SLEEP) report any; either report
+ * turns debug_locks off or taints the kernel.
+ */
+static void route_hardirq_test(struct kunit *test)
+{
+	bool tainted = test_taint(TAINT_WARN);
+	struct p2p_route r;
+
+	if (IS_ENABLED(CONFIG_LOCKDEP))
+		KUNIT_ASSERT_TRUE_MSG(test, debug_locks,
+				      "lockdep was already off");
+	/* The route suite's endpoints have no P2P state: nothing cached. */
+	KUNIT_ASSERT_NULL(test, rcu_access_pointer(rt_dev(test, EPA)->p2pdma));
+
+	irq_route(test, EPA, EPE, &r);		/* host bridge 0x2020 */
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	KUNIT_EXPECT_EQ(test, r.distance, 3 + 1 + 2 + HB);
+	irq_route(test, EPA, EPK2, &r);		/* two host bridges */
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+	KUNIT_EXPECT_EQ(test, r.distance, 3 + 1 + 2 + 2 * HB);
+	irq_route(test, EPU1, EPU2, &r);	/* unknown host bridge */
+	KUNIT_EXPECT_EQ(test, r.map, REFUSED);
+	irq_route(test, EPA, EPB, &r);		/* below one switch */
+	KUNIT_EXPECT_EQ(test, r.map, BUS);
+	KUNIT_EXPECT_EQ(test, r.distance, 4);
+	set_cpu_rule(test, true);		/* the stub reaches the IRQ */
+	irq_route(test, EPU1, EPU2, &r);
+	KUNIT_EXPECT_EQ(test, r.map, THRU);
+
+	if (IS_ENABLED(CONFIG_LOCKDEP))
+		KUNIT_EXPECT_TRUE_MSG(test, debug_locks,
+				      "lockdep reported a locking problem");
+	if (!tainted)
+		KUNIT_EXPECT_FALSE_MSG(test, test_taint(TAINT_WARN),
+				       "a warning (might_sleep?) was logged");
+}
+
+/*
+ * The orchestrator calls need at least one client, and a NULL client
+ * cannot reach anything; neither may crash with @verbose.
+ */
+static void route_no_client_test(struct kunit *test)
+{
+	struct pci_dev *p = rt_dev(test, EPA);
+	struct device *c[2] = { &rt_dev(test, EPB)->dev, NULL };
+
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 0, false), -1);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 0, true), -1);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, -1, false), -1);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 1, true), 4);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 2, false), -1);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 2, true), -1);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance(p, NULL, false), -1);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance(p, NULL, true), -1);
+}
+
+/*
+ * pci_p2pdma_map_segment() on a page whose pgmap is a region of @provider
+ * with bus offset 0x10000. A struct page of ordinary memory stands in for
+ * a ZONE_DEVICE page: pgmap shares its storage with lru, which an
+ * allocated page does not use, and is put back before the page is freed.
+ */
+static enum pci_p2pdma_map_type map_one(struct kunit *test,
+					struct pci_dev *provider,
+					struct device *dev, dma_addr_t *addr)
+{
+	struct p2p_region *region;
+	struct pci_p2pdma_map_state state = {};
+	enum pci_p2pdma_map_type map;
+	struct scatterlist sg;
+	struct list_head lru;
+	struct page *page;
+
+	region = kunit_kzalloc(test, sizeof(*region), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, region);
+	region->provider = provider;
+	region->bus_offset = 0x10000;
+	region->pgmap.type = MEMORY_DEVICE_PCI_P2PDMA;
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	lru = page->lru;
+	page->pgmap = &region->pgmap;
+
+	sg_init_table(&sg, 1);
+	sg_set_page(&sg, page, PAGE_SIZE, 0);
+	map = pci_p2pdma_map_segment(&state, dev, &sg);
+	*addr = map == BUS ? sg.dma_address - page_to_phys(page) : 0;
+	if (map == BUS)
+		KUNIT_EXPECT_TRUE(test, sg_dma_is_bus_address(&sg));
+
+	page->lru = lru;
+	__free_page(page);
+	return map;
+}
+
+/* The DMA mapping path takes only PCI functions as the DMA device. */
+static void route_map_segment_test(struct kunit *test)
+{
+	struct device *np = kunit_device_register(test, "p2pdma-map-np");
+	struct device *child = kunit_kzalloc(test, sizeof(*child), GFP_KERNEL);
+	struct pci_dev *p = rt_dev(test, EPA);
+	dma_addr_t off;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, np);
+	KUNIT_ASSERT_NOT_NULL(test, child);
+	device_initialize(child);
+	child->release = route_child_release;
+	child->parent = &rt_dev(test, EPB)->dev;
+	KUNIT_ASSERT_EQ(test, dev_set_name(child, "p2pdma-map-child"), 0);
+
+	KUNIT_EXPECT_EQ(test, map_one(test, p, &rt_dev(test, EPB)->dev, &off),
+			BUS);
+	KUNIT_EXPECT_EQ(test, off, 0x10000);
+	KUNIT_EXPECT_EQ(test, map_one(test, p, &rt_dev(test, EPE)->dev, &off),
+			THRU);
+	/* Below a PCI function, but not one: not supported. */
+	KUNIT_EXPECT_EQ(test, map_one(test, p, child, &off), REFUSED);
+	KUNIT_EXPECT_EQ(test, map_one(test, p, np, &off), REFUSED);
+	put_device(child);
+}
+
+/* The map type names of debugfs "routes". */
+static void route_map_type_name_test(struct kunit *test)
+{
+	KUNIT_EXPECT_STREQ(test, p2p_map_type_name(BUS), "bus-address");
+	KUNIT_EXPECT_STREQ(test, p2p_map_type_name(THRU),
+			   "through-host-bridge");
+	KUNIT_EXPECT_STREQ(test, p2p_map_type_name(REFUSED), "refused");
+	KUNIT_EXPECT_STREQ(test, p2p_map_type_name(PCI_P2PDMA_MAP_UNKNOWN),
+			   "unknown");
+}
+
+/* ------------------------------------------------------------------ */
+/* Host bridge policy override: pci_p2pdma.host_bridges=               */
+/* ------------------------------------------------------------------ */
+
+struct policy_parse_case {
+	const char *in;
+	const char *out;	/* as read back; NULL: rejected (-EINVAL) */
+};
+
+static const struct policy_parse_case policy_parse_cases[] = {
+	{ "", "" },
+	{ "\n", "" },
+	{ "allow:all", "allow:all" },
+	{ "deny:all\n", "deny:all" },
+	{ "allow:0000:80", "allow:0000:80" },
+	{ "allow:7E57:A0", "allow:7e57:a0" },
+	{ "deny:0:00", "deny:0000:00" },
+	{ "allow:10000:3f", "allow:10000:3f" },
+	{ "allow:8086:29C0", "allow:8086:29c0" },
+	{ "allow:0000:80,allow:1b36:000c,deny:all", "allow:0000:80,allow:1b36:000c,deny:all" },
+	{ "allow", NULL },
+	{ "allow:", NULL },
+	{ "permit:all", NULL },
+	{ "Allow:all", NULL },
+	{ "allow:any", NULL },
+	{ "allow:0000:8", NULL },
+	{ "allow:0000:800", NULL },
+	{ "allow:8086:29c00", NULL },
+	{ "allow:123456789:00", NULL },
+	{ ":00", NULL },
+	{ "allow::00", NULL },
+	{ "allow:zz:00", NULL },
+	{ "allow:+1:00", NULL },
+	{ "allow:0000:0x", NULL },
+	{ "allow:all,", NULL },
+	{ ",allow:all", NULL },
+	{ "allow:all,,deny:all", NULL },
+	{ "allow:all deny:all", NULL },
+	{ " allow:all", NULL },
+	{ "allow:all\n\n", NULL },
+	{ "allow:0000:80:00", NULL },
+};
+
+static void policy_parse_desc(const struct policy_parse_case *c, char *desc)
+{
+	int i;
+
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "'%s'", c->in);
+	for (i = 0; desc[i]; i++)
+		if (desc[i] == '\n')
+			desc[i] = '~';
+}
+
+KUNIT_ARRAY_PARAM(policy_parse, policy_parse_cases, policy_parse_desc);
+
+/*
+ * What the parameter accepts and prints back. A rejected value returns
+ * -EINVAL, logs one line naming the parameter, and changes nothing.
+ */
+static void policy_parse_test(struct kunit *test)
+{
+	const struct policy_parse_case *c = test->param_value;
+	const char *before = "allow:0123:45";
+	char *now = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	u64 mark;
+
+	KUNIT_ASSERT_NOT_NULL(test, now);
+	set_policy(test, before);
+	mark = kunit_kmsg_mark();
+	if (!c->out) {
+		KUNIT_EXPECT_EQ(test, p2p_policy_set(c->in, NULL), -EINVAL);
+		policy_now(now);
+		KUNIT_EXPECT_STREQ(test, now, before);
+		KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark,
+						       "pci_p2pdma.host_bridges:",
+						       "rejected", "unchanged"), 1);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, p2p_policy_set(c->in, NULL), 0);
+	policy_now(now);
+	KUNIT_EXPECT_STREQ(test, now, c->out);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "host bridge policy changed to",
+					       NULL, NULL), 1);
+	/* What it prints is accepted again, unchanged. */
+	KUNIT_EXPECT_EQ(test, p2p_policy_set(now, NULL), 0);
+	policy_now(now);
+	KUNIT_EXPECT_STREQ(test, now, c->out);
+}
+
+/*
+ * A value-less pci_p2pdma.host_bridges on the command line is rejected;
+ * 16 rules are accepted, 17 are not.
+ */
+static void policy_limits_test(struct kunit *test)
+{
+	char *in = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	char *now = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	int i, n = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, in);
+	KUNIT_ASSERT_NOT_NULL(test, now);
+	set_policy(test, "deny:0001:01");
+	KUNIT_EXPECT_EQ(test, p2p_policy_set(NULL, NULL), -EINVAL);
+
+	for (i = 0; i < P2P_POLICY_MAX_RULES; i++)
+		n += scnprintf(in + n, PAGE_SIZE - n, "%sallow:%04x:%02x",
+			       i ? "," : "", i + 2, i);
+	KUNIT_EXPECT_EQ(test, p2p_policy_set(in, NULL), 0);
+	policy_now(now);
+	KUNIT_EXPECT_STREQ(test, now, in);
+
+	scnprintf(in + n, PAGE_SIZE - n, ",deny:all");
+	KUNIT_EXPECT_EQ(test, p2p_policy_set(in, NULL), -EINVAL);
+	policy_now(now);
+	in[n] = '\0';
+	KUNIT_EXPECT_STREQ(test, now, in);
+}
+
+struct policy_case {
+	const char *name;
+	const char *rules;
+	enum rt_node provider, client;
+	int cpu_rule;
+	enum pci_p2pdma_map_type map;
+	unsigned int distance;		/* ignored when refused */
+	bool override;			/* a rule decided */
+	enum p2p_refusal why;
+	enum rt_node refuser;		/* a function below the refusing HB */
+};
+
+/*
+ * Host bridges of the route hierarchy: 7e57:00 and 7e57:40 Intel 0x2020
+ * (route P2P), 7e57:80 0x3c00 and 7e57:90 0x2f00 (only within
+ * themselves), 7e57:a0 1de5:0001 (not known).
+ */
+static const struct policy_case policy_cases[] = {
+	{ "unknown-default", "", EPU1, EPU2, 0, REFUSED, 0, false,
+	  P2P_HOST_BRIDGE_UNKNOWN, EPU1 },
+	{ "unknown-allow-bus", "allow:7e57:a0", EPU1, EPU2, 0, THRU,
+	  1 + 3 + 2 + HB, true },
+	{ "unknown-allow-id", "allow:1de5:0001", EPU1, EPU2, 0, THRU,
+	  1 + 3 + 2 + HB, true },
+	{ "unknown-allow-all", "allow:all", EPU1, EPU2, 0, THRU,
+	  1 + 3 + 2 + HB, true },
+	{ "unknown-other-rule", "allow:7e57:a1,deny:7e57:00,allow:1de5:0002",
+	  EPU1, EPU2, 0, REFUSED, 0, false, P2P_HOST_BRIDGE_UNKNOWN, EPU1 },
+	{ "first-match-deny", "deny:7e57:a0,allow:all", EPU1, EPU2, 0,
+	  REFUSED, 0, true, P2P_HOST_BRIDGE_DENIED, EPU1 },
+	{ "first-match-allow", "allow:7e57:a0,deny:all", EPU1, EPU2, 0, THRU,
+	  1 + 3 + 2 + HB, true },
+	{ "deny-all-known", "deny:all", EPA, EPE, 0, REFUSED, 0, true,
+	  P2P_HOST_BRIDGE_DENIED, EPA },
+	{ "deny-all-beats-cpu-rule", "deny:all", EPA, EPE, 1, REFUSED, 0,
+	  true, P2P_HOST_BRIDGE_DENIED, EPA },
+	{ "deny-id-beats-cpu-rule", "deny:1de5:0001", EPU1, EPU2, 1,
+	  REFUSED, 0, true, P2P_HOST_BRIDGE_DENIED, EPU1 },
+	{ "deny-all-not-below-switch", "deny:all", EPA, EPB, 0, BUS, 4,
+	  false },
+	{ "deny-all-not-mfd", "deny:all", EPM0, EPM1, 0, BUS, 2, false },
+	{ "deny-all-not-itself", "deny:all", EPE, EPE, 0, BUS, 0, false },
+	{ "deny-other-hb", "deny:7e57:40", EPA, EPE, 0, THRU,
+	  3 + 1 + 2 + HB, false },
+	{ "deny-one-of-two", "deny:7e57:40", EPA, EPK2, 0, REFUSED, 0, true,
+	  P2P_HOST_BRIDGE_DENIED, EPK2 },
+	{ "known-and-unknown-allowed", "allow:7e57:a0", EPE, EPU1, 0, THRU,
+	  1 + 1 + 2 + 2 * HB, true },
+	{ "known-and-unknown-other", "allow:7e57:00", EPE, EPU1, 0, REFUSED,
+	  0, false, P2P_HOST_BRIDGE_UNKNOWN, EPU1 },
+	{ "same-only-pair-default", "", EPS1, EPS3, 0, REFUSED, 0, false,
+	  P2P_HOST_BRIDGES_DIFFER, EPS1 },
+	{ "same-only-pair-one-allowed", "allow:7e57:80", EPS1, EPS3, 0,
+	  REFUSED, 0, false, P2P_HOST_BRIDGES_DIFFER, EPS3 },
+	{ "same-only-pair-allowed", "allow:7e57:80,allow:7e57:90", EPS1,
+	  EPS3, 0, THRU, 1 + 1 + 2 + 2 * HB, true },
+	{ "same-only-pair-allowed-by-id", "allow:8086:3c00,allow:8086:2f00",
+	  EPS1, EPS3, 0, THRU, 1 + 1 + 2 + 2 * HB, true },
+	{ "acs-redirect-allowed", "allow:7e57:a0", EPU2, EPU3, 0, THRU,
+	  3 + 3 + 2 + HB, true },
+	{ "no-devfn0-allow-bus", "allow:7e57:c0", EPN1, EPN2, 0, THRU,
+	  1 + 1 + 2 + HB, true },
+	{ "no-devfn0-id-never-matches", "allow:0000:0000", EPN1, EPN2, 0,
+	  REFUSED, 0, false, P2P_HOST_BRIDGE_UNKNOWN, EPN1 },
+};
+
+static void policy_case_desc(const struct policy_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(policy_route, policy_cases, policy_case_desc);
+
+/*
+ * Map type, distance, refusal and whether a rule decided, both ways, and
+ * for a DMA mapping (the cache) as for an orchestrator.
+ */
+static void policy_route_test(struct kunit *test)
+{
+	const struct policy_case *c = test->param_value;
+	struct pci_dev *p = rt_dev(test, c->provider);
+	struct pci_dev *q = rt_dev(test, c->client);
+	struct device *client = &q->dev;
+	int want = c->map == REFUSED ? -1 : c->distance;
+	struct p2p_route r;
+
+	set_policy(test, c->rules);
+	set_cpu_rule(test, c->cpu_rule);
+	/* The acs-redirect case: EPU3's own ACS sends it to the root. */
+	if (c->provider == EPU2 && c->client == EPU3)
+		fake_set_acs_ctrl(rt[UDSP2], PCI_ACS_RR);
+
+	p2p_route_compute(p, q, &r);
+	KUNIT_EXPECT_EQ(test, r.map, c->map);
+	KUNIT_EXPECT_EQ(test, r.override, c->override);
+	if (c->map != REFUSED) {
+		KUNIT_EXPECT_EQ(test, r.distance, c->distance);
+	} else {
+		KUNIT_EXPECT_EQ(test, r.why, c->why);
+		KUNIT_EXPECT_PTR_EQ(test, r.host_bridge,
+				    rt[c->refuser]->host->bridge);
+	}
+	p2p_route_compute(q, p, &r);
+	KUNIT_EXPECT_EQ_MSG(test, r.map, c->map, "reverse direction");
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &client, 1, false),
+			want);
+	p2p_route_lookup(p, client, &r);
+	KUNIT_EXPECT_EQ(test, r.map, c->map);
+	KUNIT_EXPECT_EQ(test, r.override, c->override);
+}
+
+/*
+ * A refusal names the rule that would allow it, or the rule that denies
+ * it; a route a rule allowed says so.
+ */
+static void policy_reason_test(struct kunit *test)
+{
+	struct pci_dev *u1 = rt_dev(test, EPU1), *u2 = rt_dev(test, EPU2);
+	struct pci_dev *a = rt_dev(test, EPA), *e = rt_dev(test, EPE);
+	struct p2p_route r;
+	char buf[256];
+
+	p2p_route_reason(u1, &u2->dev, buf, sizeof(buf));
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(buf, "pci_p2pdma.host_bridges=allow:7e57:a0"),
+				  "%s", buf);
+	p2p_route_reason(rt_dev(test, EPS1), &rt_dev(test, EPS3)->dev, buf,
+			 sizeof(buf));
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(buf, "pci_p2pdma.host_bridges=allow:7e57:80"),
+				  "%s", buf);
+
+	/* The longest reason, ACS and an unknown host bridge, fits whole. */
+	fake_set_acs_ctrl(rt[UDSP2], PCI_ACS_RR);
+	p2p_route_reason(u2, &rt_dev(test, EPU3)->dev, buf, sizeof(buf));
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(buf, "ACS redirect on"), "%s", buf);
+	KUNIT_EXPECT_NOT_NULL_MSG(test, strstr(buf, "allow:7e57:a0)"), "%s", buf);
+
+	set_policy(test, "allow:0001:00,deny:8086:2020");
+	p2p_route_reason(a, &e->dev, buf, sizeof(buf));
+	KUNIT_EXPECT_STREQ(test, buf,
+			   "host bridge pci7e57:00 is denied by pci_p2pdma.host_bridges rule deny:8086:2020");
+
+	set_policy(test, "allow:7e57:a0");
+	p2p_route_compute(u1, u2, &r);
+	p2p_route_explain(&r, buf, sizeof(buf));
+	KUNIT_EXPECT_STREQ(test, buf, "allowed by pci_p2pdma.host_bridges");
+	p2p_route_compute(a, e, &r);
+	p2p_route_explain(&r, buf, sizeof(buf));
+	KUNIT_EXPECT_STREQ(test, buf, "-");
+}
+
+/* Warnings about host bridge @name logged since @mark. */
+static int risk_warnings(struct kunit *test, u64 mark, const char *name)
+{
+	return kunit_kmsg_count(test, mark, name,
+				"is not known to forward P2P requests",
+				"silently corrupted");
+}
+
+/*
+ * An allow rule for a host bridge the built-in policy does not vouch for
+ * warns once, naming the risk and the rule, for as long as rules keep
+ * allowing it; never for a host bridge of the list (even one that routes
+ * P2P only within itself), under the CPU rule, or for a deny rule.
+ */
+static void policy_allow_warns_once_test(struct kunit *test)
+{
+	struct pci_dev *u1 = rt_dev(test, EPU1), *u2 = rt_dev(test, EPU2);
+	static const char * const listed[] = {
+		"pci7e57:00", "pci7e57:40", "pci7e57:80", "pci7e57:90",
+		"pci7e57:20", "pci7e57:30", "pci7e57:50", "pci7e57:60",
+		"pci7e57:e0", "pci7e57:b0", "pci7e57:d0", "pci7e57:f0",
+	};
+	u64 mark;
+	int i;
+
+	mark = kunit_kmsg_mark();
+	set_policy(test, "allow:7e57:a0");
+	KUNIT_EXPECT_EQ(test, risk_warnings(test, mark, "pci7e57:a0"), 1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "pci7e57:a0",
+					       "(1de5:0001)", "rule allow:7e57:a0"), 1);
+
+	/* Routes through it, and a policy that still allows it: no more. */
+	mark = kunit_kmsg_mark();
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, pci_p2pdma_distance(u1, &u2->dev, true),
+				1 + 3 + 2 + HB);
+	KUNIT_EXPECT_EQ(test, p2p_policy_set("allow:1de5:0001,allow:7e57:00", NULL), 0);
+	KUNIT_EXPECT_EQ(test, risk_warnings(test, mark, "pci7e57:a0"), 0);
+	KUNIT_EXPECT_EQ(test, risk_warnings(test, mark, "pci7e57:00"), 0);
+
+	/* allow:all: each host bridge the list lacks, once; those on it never. */
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, p2p_policy_set("allow:all", NULL), 0);
+	KUNIT_EXPECT_EQ(test, risk_warnings(test, mark, "pci7e57:a0"), 0);
+	KUNIT_EXPECT_EQ(test, risk_warnings(test, mark, "pci7e57:c0"), 1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "pci7e57:c0",
+					       "(1de5:1004)", "rule allow:all"), 1);
+	/* Its first device is neither at 00.0 nor a root port: no ID. */
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "pci7e57:70",
+					       "(no ID)", "rule allow:all"), 1);
+	for (i = 0; i < ARRAY_SIZE(listed); i++)
+		KUNIT_EXPECT_EQ_MSG(test, risk_warnings(test, mark, listed[i]),
+				    0, "%s is on the built-in list", listed[i]);
+
+	/* No longer allowed, then allowed again: warned again. */
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, p2p_policy_set("deny:7e57:a0", NULL), 0);
+	KUNIT_EXPECT_EQ(test, risk_warnings(test, mark, "pci7e57:a0"), 0);
+	KUNIT_EXPECT_EQ(test, p2p_policy_set("allow:7e57:a0", NULL), 0);
+	KUNIT_EXPECT_EQ(test, risk_warnings(test, mark, "pci7e57:a0"), 1);
+
+	/* The CPU rule already routes P2P everywhere: nothing to warn about. */
+	KUNIT_EXPECT_EQ(test, p2p_policy_set("", NULL), 0);
+	set_cpu_rule(test, true);
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, p2p_policy_set("allow:all", NULL), 0);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark,
+					       "is not known to forward P2P requests",
+					       NULL, NULL), 0);
+}
+
+/* A verbose refusal by a deny rule says so, once per client. */
+static void policy_verbose_test(struct kunit *test)
+{
+	struct pci_dev *p = rt_dev(test, EPE);
+	struct device *c[2] = { &rt_dev(test, EPA)->dev, &rt_dev(test, EPB)->dev };
+	u64 mark;
+
+	set_policy(test, "deny:all");
+	mark = kunit_kmsg_mark();
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, c, 2, true), -1);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "refused",
+					       "denied by pci_p2pdma.host_bridges rule deny:all",
+					       pci_name(p)), 2);
+}
+
+static struct kunit_case p2pdma_route_cases[] = {
+	KUNIT_CASE_PARAM(route_test, route_gen_params),
+	KUNIT_CASE(route_hardirq_test),
+	KUNIT_CASE(route_reason_test),
+	KUNIT_CASE(route_non_pci_client_test),
+	KUNIT_CASE(route_child_client_test),
+	KUNIT_CASE(route_many_clients_test),
+	KUNIT_CASE(route_verbose_test),
+	KUNIT_CASE(route_quiet_test),
+	KUNIT_CASE(route_reason_bounded_test),
+	KUNIT_CASE(route_acs_cap_test),
+	KUNIT_CASE(route_acs_cap_path_test),
+	KUNIT_CASE(route_known_host_bridge_test),
+	KUNIT_CASE(route_later_host_bridges_test),
+	KUNIT_CASE(route_map_type_name_test),
+	KUNIT_CASE(route_map_segment_test),
+	KUNIT_CASE(route_no_client_test),
+	KUNIT_CASE_PARAM(policy_parse_test, policy_parse_gen_params),
+	KUNIT_CASE(policy_limits_test),
+	KUNIT_CASE_PARAM(policy_route_test, policy_route_gen_params),
+	KUNIT_CASE(policy_reason_test),
+	KUNIT_CASE(policy_verbose_test),
+	KUNIT_CASE(policy_allow_warns_once_test),
+	{}
+};
+
+static struct kunit_suite p2pdma_route_suite = {
+	.name = "p2pdma-route",
+	.suite_init = rt_suite_init,
+	.suite_exit = rt_suite_exit,
+	.init = rt_init,
+	.exit = rt_exit,
+	.test_cases = p2pdma_route_cases,
+};
