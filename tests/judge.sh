@@ -308,7 +308,7 @@ kunitpy_skips=" publish_races_close_test release_waits_for_readers_test alloc_ru
 judge_kunitpy() {
 	local dir=$1 rc ran want=0 key name bad="" out
 	[ -e "$dir/kunitpy.expected" ] || return 0
-	echo "# kunit.py: the KUnit suites on one CPU"
+	echo "# kunit.py: the KUnit suites on one CPU ($(cat "$dir/kunitpy.secs" 2>/dev/null || echo '?') s)"
 	rc=$(cat "$dir/kunitpy.rc" 2>/dev/null || echo "none (it never ended)")
 	for key in "${!plan_cases[@]}"; do
 		[[ $key == *" kunit:"* ]] && want=$((want + plan_cases[$key]))
