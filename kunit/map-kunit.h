@@ -9,7 +9,8 @@
  * for the clearing (p2p_clean()), so nothing reads or writes it; pages
  * are inserted and unmapped, never touched. Then the check that revokes
  * a mapping an unbind could not see (p2p_mmap_check_fn()), on a shared
- * mapping of a shmem file. Included by p2pdma-kunit.h.
+ * mapping of a shmem file. Last, P's unbind beside the page_free callback
+ * of a page userspace let go. Included by p2pdma-kunit.h.
  *
  *   7e57:00 (Intel 0x2020), window CPU = bus mp_reserved
  *     root port - P (BAR 0: 64-bit, MP_BAR_SIZE, all of it registered)
@@ -111,10 +112,11 @@ static int mp_init(struct kunit *test)
 	return 0;
 }
 
-/* Each case must leave all of P's memory in the pool. */
+/* Each case must leave all of P's memory in the pool (while P has it). */
 static void mp_exit(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, p2p_available(mp_p2p()), MP_BAR_SIZE);
+	if (mp_grp)
+		KUNIT_EXPECT_EQ(test, p2p_available(mp_p2p()), MP_BAR_SIZE);
 }
 
 /*
@@ -424,12 +426,92 @@ static void mp_mmap_insert_fails_midway_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, held, 0);
 }
 
+/* The last case's unbind of P, on a thread of its own. */
+static DECLARE_COMPLETION(mp_unbound);
+
+static int mp_unbinder(void *data)
+{
+	devres_release_group(&mp_p->pdev->dev, data);
+	complete(&mp_unbound);
+	return 0;
+}
+
+static int mp_run_adds;
+static bool mp_pgmap_released;
+
+/* p2p_run_add() as it starts: has the pgmap's last reference gone? */
+static void mp_run_add_watch(struct pci_p2pdma *p2p, struct p2p_region *region,
+			     unsigned long addr, bool dirty)
+{
+	mp_run_adds++;
+	mp_pgmap_released = completion_done(&region->pgmap.done);
+	kunit_deactivate_static_stub(kunit_get_current_test(), p2p_run_add);
+	p2p_run_add(p2p, region, addr, dirty);
+}
+
+/*
+ * Last (P is gone after it): the unbind of P runs while the page_free
+ * callback of a page that userspace let go gives the page back
+ * (p2p_page_free()). The unbind has killed the pgmap's reference and
+ * waits in memunmap_pages() for the references pages hold; the callback
+ * drops the page's only after the page is in the pool, so the pool, the
+ * region and the provider's state that p2p_run_add() uses are all still
+ * there when it runs. Were the reference dropped first, the pgmap would
+ * be released (its completion done) when p2p_run_add() starts, and the
+ * unbind would free the pool under it.
+ */
+static void mp_page_free_holds_pgmap_test(struct kunit *test)
+{
+	struct p2p_region *region;
+	struct task_struct *t;
+	void *grp = mp_grp;
+	void *kaddr;
+	int i;
+
+	p2p_runs_flush(mp_p2p());
+	/* A mapped page: one pgmap reference, as mmap() takes it. */
+	kaddr = p2p_alloc(mp_p->pdev, PAGE_SIZE, 1, false);
+	KUNIT_ASSERT_NOT_NULL(test, kaddr);
+	region = to_p2p_region(virt_to_page(kaddr)->pgmap);
+	reinit_completion(&mp_unbound);
+	mp_run_adds = 0;
+	mp_pgmap_released = false;
+	mp_grp = NULL;
+	t = kthread_run(mp_unbinder, grp, "p2pdma-unbind");
+	if (IS_ERR(t)) {
+		mp_grp = grp;
+		p2p_page_free(virt_to_page(kaddr));
+		KUNIT_FAIL(test, "no unbind thread: %ld", PTR_ERR(t));
+		return;
+	}
+	for (i = 0; i < 10000 && !percpu_ref_is_dying(&region->pgmap.ref); i++)
+		usleep_range(500, 1000);
+	KUNIT_EXPECT_TRUE_MSG(test, percpu_ref_is_dying(&region->pgmap.ref),
+			      "the unbind did not reach memunmap_pages()");
+	/*
+	 * The kill switches the reference to atomic mode in an RCU callback:
+	 * from then on, a put of the last reference releases the pgmap.
+	 */
+	rcu_barrier();
+	KUNIT_EXPECT_FALSE(test, completion_done(&mp_unbound));
+
+	kunit_activate_static_stub(test, p2p_run_add, mp_run_add_watch);
+	p2p_page_free(virt_to_page(kaddr));
+	KUNIT_EXPECT_EQ(test, mp_run_adds, 1);
+	KUNIT_EXPECT_FALSE_MSG(test, mp_pgmap_released,
+			       "the page's pgmap reference went before the page was back in the pool");
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&mp_unbound, 30 * HZ),
+			0);
+}
+
 static struct kunit_case p2pdma_map_cases[] = {
 	KUNIT_CASE(mp_fatal_signal_stops_mapping_test),
 	KUNIT_CASE(mp_waits_for_idle_reference_test),
 	KUNIT_CASE(mp_check_revokes_when_unbind_started_test),
 	KUNIT_CASE(mp_check_keeps_mapping_of_bound_provider_test),
 	KUNIT_CASE(mp_mmap_insert_fails_midway_test),
+	/* Last: it unbinds P. */
+	KUNIT_CASE(mp_page_free_holds_pgmap_test),
 	{}
 };
 

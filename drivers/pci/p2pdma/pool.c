@@ -227,6 +227,8 @@ void p2p_run_add(struct pci_p2pdma *p2p, struct p2p_region *region,
 	struct p2p_cpu_cache *c;
 	unsigned long flags;
 
+	/* KUnit's map suite runs an unbind beside the page_free callback. */
+	KUNIT_STATIC_STUB_REDIRECT(p2p_run_add, p2p, region, addr, dirty);
 	if (dirty)
 		p2p_mark(region, p2p_page_index(region, addr), 1, true);
 	/* After an unbind's grace period nothing is held back. */
