@@ -29,29 +29,42 @@
  * Each seed prints one line: the number of calls and a CRC32 of their
  * results in a normalised text; seeds named in p2pdma_fuzz.dump= print
  * that text too, so that two kernels' lines for a seed can be compared.
- * The normalisation applies the documented differences from Linux 6.12
- * (Documentation/driver-api/pci/p2pdma.rst) and nothing else:
+ * The normalisation applies, call by call, the differences from Linux 6.12
+ * that Documentation/driver-api/pci/p2pdma.rst lists, and nothing else;
+ * p2pdma_fuzz.core= says which core runs ("ours", the default, or "6.12"):
  *
- * - map types are printed as they are; the distance of a route through
- *   the root complex is printed as "h" (and a distance_many() sum that
- *   includes one as "h"): our core counts the links up to the root
- *   complex and back plus 1024 for each host bridge, 6.12 counts the
- *   links to the lowest common bridge only, even where ACS sends the
- *   traffic through the root complex; other distances as they are
- *   (modulo 1024, which changes none of them);
- * - a provider's route to itself is printed as "s": our core gives it
- *   distance 0 and bus addresses whatever the function's ACS controls say
- *   (the request never leaves the function), 6.12 refuses it when the
- *   function's ACS redirects; fixed cases of the black-box suite cover it;
- * - pci_p2pmem_find_many() prints whether it found a provider, not which:
- *   among providers at the same link count 6.12 picks one at random;
+ * - a route through the root complex (map type THRU_HOST_BRIDGE): 6.12
+ *   counts the links to the lowest common bridge (to the root complex if
+ *   there is none); ours counts the links up to the root complex from
+ *   both ends plus 1024 for each host bridge the route crosses. On our
+ *   core such a distance that follows our rule is printed as 6.12 would
+ *   give it, one that does not as "!" and the value; on 6.12 every
+ *   distance is printed as it is. Other distances are printed as they
+ *   are on both;
+ * - a distance_many() result is checked against the sum of the clients'
+ *   own distances on the same kernel (-1 if one is refused); printed as
+ *   the sum of their printed values, or "!" and the value if it is not
+ *   that sum;
+ * - a provider's route to itself, when its own ACS Control has P2P
+ *   Request Redirect, Completion Redirect or Egress Control set, is
+ *   printed as "s" (6.12 refuses it, ours gives distance 0 and bus
+ *   addresses; fixed cases of the black-box suite cover it); without
+ *   those bits the map type and distance are printed as they are;
+ * - pci_p2pmem_find_many() prints whether it found a provider and "!"
+ *   unless its choice is one of the published providers at the smallest
+ *   distance_many() (6.12 picks at random among equals, so not which);
  * - one host bridge in eight is identified by an ID that upstream added to
- *   its list after 6.12 (Intel DSA, Google, Zhaoxin): 6.12 refuses routes
- *   through it that our core allows. A result that involves such a host
- *   bridge (the provider's or a client's) and is a refusal or a route
- *   through the root complex is printed as "L", as is every find_many()
- *   of a set that involves one; bus-address results are printed as they
- *   are. The route suite's fixed cases check those host bridges.
+ *   its list after 6.12 (Intel DSA, Google, Zhaoxin, NVIDIA Vera Rubin):
+ *   6.12 refuses routes through it that our core allows. A result that
+ *   involves such a host bridge (the provider's or a client's) and is a
+ *   refusal or a route through the root complex is printed as "L"
+ *   (find_many(): whether it found one, when a published provider or a
+ *   client is below one; its "!" stays); bus-address results are printed
+ *   as they are. The route suite's fixed cases check those host bridges.
+ *
+ * A "!" on our core also fails the case, with the seed's text: our core
+ * broke a rule of its own. On 6.12 it is a difference the comparison of
+ * the two kernels' lines shows.
  */
 
 #include <kunit/test.h>
@@ -84,6 +97,10 @@ static char *fz_dump = "";
 module_param_named(dump, fz_dump, charp, 0444);
 MODULE_PARM_DESC(dump, "comma-separated seeds whose normalised results are printed");
 
+static char *fz_core = "ours";
+module_param_named(core, fz_core, charp, 0444);
+MODULE_PARM_DESC(core, "the P2PDMA core under test: ours or 6.12 (see the top)");
+
 static struct resource fz_window = {
 	.name = "p2pdma-fuzz fake BARs",
 	.flags = IORESOURCE_MEM,
@@ -100,8 +117,10 @@ struct fz {
 	struct fake_host *later[3];	/* host bridges of fz_later_ids[] */
 	unsigned int nlater;
 	struct pci_dev *prov[FZ_MAX_PROV];
+	bool pub[FZ_MAX_PROV];
 	void *grp[FZ_MAX_PROV];
 	unsigned int nprov, calls;
+	unsigned int broken;	/* "!" results: see fz_broken() */
 	int err;
 	struct seq_buf sb;
 	char text[8192];
@@ -265,7 +284,7 @@ static void fz_build(struct fz *z)
 				   (u64)z->nbar++ * FZ_BAR_SIZE, FZ_BAR_SIZE);
 }
 
-static void fz_out(struct fz *z, const char *fmt, ...)
+static __printf(2, 3) void fz_out(struct fz *z, const char *fmt, ...)
 {
 	va_list args;
 
@@ -275,13 +294,87 @@ static void fz_out(struct fz *z, const char *fmt, ...)
 	z->calls++;
 }
 
-/* A distance as both kernels' outputs are compared: see the top. */
-static void fz_dist(struct fz *z, int d)
+/*
+ * A result that breaks a rule p2pdma.rst states, printed as "!" and its
+ * value: on our core a failure of the case as well, on 6.12 a difference
+ * that the comparison of the two kernels shows.
+ */
+static void fz_broken(struct fz *z, int v)
 {
-	if (d < 0)
+	fz_out(z, " !%d", v);
+	z->broken++;
+}
+
+/* Links from @pdev up to its root port and on to the root complex. */
+static int fz_depth(struct pci_dev *pdev)
+{
+	int n = 0;
+
+	for (; pdev; pdev = pci_upstream_bridge(pdev))
+		n++;
+	return n;
+}
+
+/*
+ * The distance 6.12 gives a route through the root complex: the links
+ * from both ends to their lowest common bridge, or to the root complex
+ * if they have none (p2pdma.rst, "Differences from Linux 6.12").
+ */
+static int fz_dist_612(struct pci_dev *a, struct pci_dev *b)
+{
+	struct pci_dev *x, *y;
+	int i, j;
+
+	for (i = 1, x = pci_upstream_bridge(a); x;
+	     i++, x = pci_upstream_bridge(x))
+		for (j = 1, y = pci_upstream_bridge(b); y;
+		     j++, y = pci_upstream_bridge(y))
+			if (x == y)
+				return i + j;
+	return fz_depth(a) + fz_depth(b);
+}
+
+/* Ours for the same route: up to the root complex and 1024 per host bridge. */
+static int fz_dist_ours(struct pci_dev *a, struct pci_dev *b)
+{
+	int hb = pci_find_host_bridge(a->bus) == pci_find_host_bridge(b->bus) ?
+		 1 : 2;
+
+	return fz_depth(a) + fz_depth(b) + 1024 * hb;
+}
+
+/*
+ * The normalised distance of a route from @p to @c of map type @type (see
+ * the top): -1 for a refusal, the value to compare, or INT_MIN when our
+ * core did not follow its own rule (printed as "!").
+ */
+static int fz_norm(struct pci_dev *p, struct pci_dev *c, int type, int d)
+{
+	if (d < 0 || type != PCI_P2PDMA_MAP_THRU_HOST_BRIDGE ||
+	    strcmp(fz_core, "ours"))
+		return d < 0 ? -1 : d;
+	return d == fz_dist_ours(p, c) ? fz_dist_612(p, c) : INT_MIN;
+}
+
+static void fz_dist(struct fz *z, int norm, int raw)
+{
+	if (norm == INT_MIN)
+		fz_broken(z, raw);
+	else if (norm < 0)
 		fz_out(z, " x");
 	else
-		fz_out(z, " %d", d % 1024);
+		fz_out(z, " %d", norm);
+}
+
+/* Whether @p's own ACS Control redirects or blocks peer requests. */
+static bool fz_self_redirects(struct pci_dev *p)
+{
+	int pos = pci_find_ext_capability(p, PCI_EXT_CAP_ID_ACS);
+	u16 ctrl = 0;
+
+	if (pos)
+		pci_read_config_word(p, pos + PCI_ACS_CTRL, &ctrl);
+	return ctrl & (PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC);
 }
 
 /* Whether @pdev is below a host bridge of fz_later_ids[]. */
@@ -308,17 +401,6 @@ static bool fz_later_set(struct fz *z, struct pci_dev *p,
 	for (j = 0; j < n && !later; j++)
 		later = fz_later(z, to_pci_dev(clients[j]));
 	return later;
-}
-
-/* Whether a provider is below a host bridge of fz_later_ids[]. */
-static bool fz_later_providers(struct fz *z)
-{
-	unsigned int i;
-
-	for (i = 0; i < z->nprov; i++)
-		if (fz_later(z, z->prov[i]))
-			return true;
-	return false;
 }
 
 static bool fz_is_provider(struct fz *z, struct pci_dev *pdev)
@@ -376,73 +458,127 @@ static int fz_map_types(struct fz *z, struct pci_dev *p, int *types)
 	return 0;
 }
 
-static int fz_type_of(struct fz *z, const int *types, struct device *dev)
+static unsigned int fz_index(struct fz *z, struct device *dev)
 {
 	unsigned int j;
 
-	for (j = 0; j < z->nep; j++)
-		if (&z->ep[j]->pdev->dev == dev)
-			return types[j];
-	return -1;
+	for (j = 0; j < z->nep && &z->ep[j]->pdev->dev != dev; j++)
+		;
+	return j;
+}
+
+/*
+ * distance_many(@p, @clients) against the clients' own distances @dist
+ * (raw) and @norm (normalised) on this kernel: see the top.
+ */
+static void fz_many(struct fz *z, struct pci_dev *p, const int *types,
+		    const int *dist, const int *norm, struct device **clients,
+		    unsigned int n)
+{
+	int d = pci_p2pdma_distance_many(p, clients, n, false);
+	int sum = 0, nsum = 0;
+	unsigned int i, j;
+	bool thru = false;
+
+	for (i = 0; i < n; i++) {
+		j = fz_index(z, clients[i]);
+		thru |= types[j] == PCI_P2PDMA_MAP_THRU_HOST_BRIDGE;
+		if (dist[j] < 0 || sum < 0) {
+			sum = -1;
+			nsum = -1;
+			continue;
+		}
+		sum += dist[j];
+		nsum = norm[j] == INT_MIN || nsum == INT_MIN ? INT_MIN :
+		       nsum + norm[j];
+	}
+	if (d != sum)
+		fz_broken(z, d);
+	else if ((d < 0 || thru) && fz_later_set(z, p, clients, n))
+		fz_out(z, " L");
+	else
+		fz_dist(z, nsum, d);
+}
+
+/*
+ * find_many(@clients): found or not, and "!" unless the choice is a
+ * published provider at the smallest distance_many() (see the top).
+ */
+static void fz_find(struct fz *z, struct device **clients, unsigned int n)
+{
+	struct pci_dev *found = pci_p2pmem_find_many(clients, n);
+	int d, best = -1, mine = -1;
+	bool later;
+	unsigned int i;
+
+	later = fz_later_set(z, NULL, clients, n);
+	for (i = 0; i < z->nprov; i++) {
+		if (!z->pub[i])
+			continue;
+		later |= fz_later(z, z->prov[i]);
+		d = pci_p2pdma_distance_many(z->prov[i], clients, n, false);
+		if (d >= 0 && (best < 0 || d < best))
+			best = d;
+		if (z->prov[i] == found)
+			mine = d;
+	}
+	if (later)
+		fz_out(z, " L");
+	else
+		fz_out(z, " %d", !!found);
+	if (found ? mine < 0 || mine != best : best >= 0) {
+		seq_buf_putc(&z->sb, '!');
+		z->broken++;
+	}
+	pci_dev_put(found);
 }
 
 static void fz_calls(struct fz *z)
 {
+	int types[FZ_MAX_EPS], dist[FZ_MAX_EPS], norm[FZ_MAX_EPS];
 	struct device *clients[16];
-	int types[FZ_MAX_EPS], d;
-	struct pci_dev *p, *found;
+	struct pci_dev *p, *c;
 	unsigned int i, j, k, n;
-	bool thru;
+	bool self;
 
 	for (i = 0; i < z->nprov; i++) {
 		p = z->prov[i];
+		self = fz_self_redirects(p);
 		seq_buf_printf(&z->sb, "|P%s t", pci_name(p));
 		if (fz_map_types(z, p, types)) {
 			fz_out(z, " nomem");
 			continue;
 		}
 		for (j = 0; j < z->nep; j++) {
-			if (z->ep[j]->pdev == p)
+			c = z->ep[j]->pdev;
+			if (c == p && self)
 				fz_out(z, " s");
 			else if (types[j] != PCI_P2PDMA_MAP_BUS_ADDR &&
-				 (fz_later(z, p) || fz_later(z, z->ep[j]->pdev)))
+				 (fz_later(z, p) || fz_later(z, c)))
 				fz_out(z, " L");
 			else
 				fz_out(z, " %d", types[j]);
 		}
-		/*
-		 * Distances of routes through the root complex differ by
-		 * design (see the top): only that they are not refused.
-		 */
 		seq_buf_puts(&z->sb, " d");
 		for (j = 0; j < z->nep; j++) {
-			d = pci_p2pdma_distance(p, &z->ep[j]->pdev->dev, false);
-			if (z->ep[j]->pdev == p)
+			c = z->ep[j]->pdev;
+			dist[j] = pci_p2pdma_distance(p, &c->dev, false);
+			norm[j] = fz_norm(p, c, types[j], dist[j]);
+			if (c == p && self)
 				fz_out(z, " s");
-			else if ((d < 0 || types[j] != PCI_P2PDMA_MAP_BUS_ADDR) &&
-				 (fz_later(z, p) || fz_later(z, z->ep[j]->pdev)))
+			else if ((dist[j] < 0 ||
+				  types[j] != PCI_P2PDMA_MAP_BUS_ADDR) &&
+				 (fz_later(z, p) || fz_later(z, c)))
 				fz_out(z, " L");
-			else if (d >= 0 &&
-				 types[j] == PCI_P2PDMA_MAP_THRU_HOST_BRIDGE)
-				fz_out(z, " h");
 			else
-				fz_dist(z, d);
+				fz_dist(z, norm[j], dist[j]);
 		}
 		seq_buf_puts(&z->sb, " m");
 		for (k = 0; k < 3; k++) {
 			n = fz_clients(z, clients, 1 + fz_rand(z, 16));
 			if (!n)
 				break;
-			d = pci_p2pdma_distance_many(p, clients, n, false);
-			for (thru = false, j = 0; j < n; j++)
-				thru |= fz_type_of(z, types, clients[j]) ==
-					PCI_P2PDMA_MAP_THRU_HOST_BRIDGE;
-			if ((d < 0 || thru) && fz_later_set(z, p, clients, n))
-				fz_out(z, " L");
-			else if (d >= 0 && thru)
-				fz_out(z, " h");
-			else
-				fz_dist(z, d);
+			fz_many(z, p, types, dist, norm, clients, n);
 		}
 	}
 	seq_buf_puts(&z->sb, "|f");
@@ -450,12 +586,7 @@ static void fz_calls(struct fz *z)
 		n = fz_clients(z, clients, 1 + fz_rand(z, 16));
 		if (!n)
 			break;
-		found = pci_p2pmem_find_many(clients, n);
-		if (fz_later_set(z, NULL, clients, n) || fz_later_providers(z))
-			fz_out(z, " L");
-		else
-			fz_out(z, " %d", !!found);
-		pci_dev_put(found);
+		fz_find(z, clients, n);
 	}
 }
 
@@ -487,7 +618,8 @@ static void fz_provide(struct kunit *test, struct fz *z)
 			z->err = ret;
 			return;
 		}
-		if (fz_rand(z, 3))
+		z->pub[z->nprov] = fz_rand(z, 3);
+		if (z->pub[z->nprov])
 			pci_p2pmem_publish(p, true);
 		z->prov[z->nprov++] = p;
 	}
@@ -554,9 +686,14 @@ static int fz_seed(struct kunit *test, struct fz *z, u32 seed)
 		return -EOVERFLOW;
 	kunit_info(test, "fuzz: seed %u calls %u crc %08x\n", seed, z->calls,
 		   crc32_le(0, z->text, seq_buf_used(&z->sb)));
-	if (fz_dumped(seed))
+	if (fz_dumped(seed) || (z->broken && !strcmp(fz_core, "ours")))
 		kunit_info(test, "fuzz: seed %u text %s\n", seed,
 			   seq_buf_str(&z->sb));
+	/* Only our core is held to its own rules here; see fz_broken(). */
+	if (!strcmp(fz_core, "ours"))
+		KUNIT_EXPECT_EQ_MSG(test, z->broken, 0,
+				    "seed %u: a result breaks a rule of p2pdma.rst (\"!\" in its text)",
+				    seed);
 	return ret;
 }
 

@@ -18,7 +18,9 @@
 #   tool        the route tool's test against a fake sysfs tree
 #               (tools/pci/p2pdma/test.sh)
 #   judge       the judge of `make test` against tests/plan, on synthetic
-#               logs and their mutations (tests/judge-selftest.sh)
+#               logs and their mutations (tests/judge-selftest.sh), and
+#               the verdicts of make test-upstream on synthetic logs
+#               (tests/upstream-compare.py --selftest)
 # Prints "check: N passed, N failed" last and exits non-zero on a failure.
 #
 # Usage: scripts/check.sh [step...]   (default: all steps)
@@ -121,9 +123,10 @@ step_tool() {
 }
 
 # The judge of `make test` on logs made from tests/plan, each way a run can
-# lose a suite or a case (no kernel, no guest).
+# lose a suite or a case, and the verdicts of `make test-upstream` on
+# synthetic logs (no kernel, no guest).
 step_judge() {
-	"$top/tests/judge-selftest.sh"
+	"$top/tests/judge-selftest.sh" && "$top/tests/upstream-compare.py" --selftest
 }
 
 step_shellcheck() {

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The verdicts of `make test-upstream` (scripts/test-upstream.sh).
+
+  upstream-compare.py kunit OURS.log 6.12.log DIFFERENCES
+      The black-box suite (p2pdma_blackbox) on both kernels: one table,
+      then a failure for every case that did not report on either kernel,
+      that failed on ours, whose result differs, or whose observed values
+      differ without a line of DIFFERENCES (tests/upstream-differences)
+      naming the case and the row of p2pdma.rst's "Differences from Linux
+      6.12" that explains it; a listed case whose values no longer differ
+      fails too (the list must say what is true).
+
+  upstream-compare.py fuzz CPU OURS.log 6.12.log
+      The route fuzzing (p2pdma_fuzz): a failure for every seed whose
+      normalised line differs, every seed that reported on one kernel
+      only or on neither (1..N), and every "not ok" of the suite.
+
+  upstream-compare.py --selftest
+      Each way the comparison must fail, on synthetic logs: a seed that
+      differs, a seed missing on one kernel, a "not ok" of the fuzzing, a
+      fuzzing that never finished, a black-box case that failed on ours,
+      did not report on 6.12, or whose values differ unlisted, and a listed
+      difference that no longer differs; and the logs that must pass.
+
+Each prints its table and "N passed, N failed" and exits 1 on a failure.
+"""
+import os
+import re
+import sys
+
+RESULT = re.compile(r"^(\s*)(not ok|ok) \d+ (\S+)(.*)$")
+
+
+def strip(raw):
+    """A console line without its timestamp."""
+    return re.sub(r"^\[[^]]*\] ", "", raw.rstrip("\n"))
+
+
+def kunit_cases(path, suite):
+    """Case name -> (status, lines the case logged), and the suite's own
+    result ("ok", "not ok" or None when it did not finish)."""
+    cases, pending, inside, verdict = {}, [], False, None
+    with open(path, errors="replace") as f:
+        for raw in f:
+            line = strip(raw)
+            if re.match(r"^\s*# Subtest: " + suite + r"$", line):
+                inside, pending = True, []
+                continue
+            if not inside:
+                continue
+            m = RESULT.match(line)
+            if m:
+                if m.group(3) == suite:
+                    verdict = m.group(2)
+                    break
+                if "# SKIP" in m.group(4):
+                    status = "skip"
+                else:
+                    status = "pass" if m.group(2) == "ok" else "fail"
+                # A parameterised case reports each parameter, then itself.
+                if status == "fail" or cases.get(m.group(3), ("",))[0] != "fail":
+                    cases[m.group(3)] = (status, pending)
+                pending = []
+            elif re.match(r"^ {4,}\S", line):
+                pending.append(line.strip())
+    return cases, verdict
+
+
+def seen(case):
+    """The observed values a case logged, without the case's name."""
+    return [l.split(": observed: ", 1)[1] for l in case[1] if ": observed: " in l]
+
+
+GUIDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                     "Documentation", "driver-api", "pci", "p2pdma.rst")
+
+
+def differences(path):
+    """Case -> the row of p2pdma.rst that explains its observed values;
+    a row the guide does not have is an error."""
+    with open(GUIDE) as f:
+        guide = " ".join(f.read().split())
+    listed = {}
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                case, _, row = line.partition(" ")
+                row = " ".join(row.split())
+                if "* - " + row not in guide:
+                    sys.exit(f"{path}: {case}: p2pdma.rst has no row \"{row}\"")
+                listed[case] = row
+    return listed
+
+
+def kunit(ours_log, up_log, diff_file):
+    suite = "p2pdma_blackbox"
+    ours, v_ours = kunit_cases(ours_log, suite)
+    up, v_up = kunit_cases(up_log, suite)
+    listed = differences(diff_file)
+    names = list(ours) + [n for n in up if n not in ours]
+    failed = []
+    print("| case | ours | 6.12 |")
+    print("| --- | --- | --- |")
+    for n in names:
+        a, b = ours.get(n, ("-", [])), up.get(n, ("-", []))
+        why = []
+        if a[0] == "-" or b[0] == "-":
+            why.append("did not report on " + ("ours" if a[0] == "-" else "6.12"))
+        elif a[0] != b[0]:
+            why.append(f"result differs ({a[0]} / {b[0]})")
+        if a[0] == "fail":
+            why.append("fails on ours")
+        values_differ = seen(a) != seen(b)
+        if values_differ and n not in listed:
+            why.append("observed values differ and tests/upstream-differences "
+                       "does not list the case")
+        if not values_differ and n in listed:
+            why.append("listed in tests/upstream-differences, but its observed "
+                       "values no longer differ")
+        note = " (observed values differ: " + listed[n] + ")" if values_differ and n in listed else ""
+        print(f"| {n}{note}{' **' + '; '.join(why) + '**' if why else ''} | {a[0]} | {b[0]} |")
+        if why:
+            failed.append(n)
+    for n in listed:
+        if n not in names:
+            print(f"| {n} **listed in tests/upstream-differences, ran on neither kernel** | - | - |")
+            failed.append(n)
+    for label, v in (("ours", v_ours), ("6.12", v_up)):
+        if v is None:
+            print(f"{suite} did not finish on {label}")
+            failed.append(f"{label}: {suite}")
+    print()
+    print("What each kernel logged for a case that failed or whose values differ:")
+    for n in names:
+        a, b = ours.get(n, ("-", [])), up.get(n, ("-", []))
+        if n not in failed and seen(a) == seen(b):
+            continue
+        print()
+        print(f"{n}:")
+        for label, c in (("ours", a), ("6.12", b)):
+            for l in c[1]:
+                print(f"  {label}: {l}")
+    print(f"{len(names) - len(set(failed) & set(names))} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+FUZZ = re.compile(r"fuzz: seed (\d+) calls (\d+) crc ([0-9a-f]+)")
+SEEDS = re.compile(r"fuzz: seeds (\d+)-(\d+), ")
+
+
+def fuzz_log(path):
+    """Seed -> (calls, crc), the last seed the suite planned, its "not ok"
+    lines (a missing end of the suite is one)."""
+    out, planned, bad, inside, done = {}, 0, [], False, False
+    with open(path, errors="replace") as f:
+        for raw in f:
+            line = strip(raw)
+            if re.match(r"^\s*# Subtest: p2pdma_fuzz$", line):
+                inside = True
+            m = FUZZ.search(line)
+            if m:
+                out[int(m.group(1))] = (int(m.group(2)), m.group(3))
+            m = SEEDS.search(line)
+            if m:
+                planned = max(planned, int(m.group(2)))
+            m = RESULT.match(line)
+            if inside and m:
+                if m.group(2) == "not ok":
+                    bad.append(line.strip())
+                if m.group(3) == "p2pdma_fuzz":
+                    inside, done = False, True
+    if not done:
+        bad.append("p2pdma_fuzz did not finish")
+    return out, planned, bad
+
+
+def fuzz(cpu, ours_log, up_log):
+    ours, p_ours, bad_ours = fuzz_log(ours_log)
+    up, p_up, bad_up = fuzz_log(up_log)
+    planned = max(p_ours, p_up)
+    every = set(range(1, planned + 1)) | set(ours) | set(up)
+    differ = sorted(s for s in every if s in ours and s in up and ours[s] != up[s])
+    missing = sorted(s for s in every if s not in ours or s not in up)
+    calls = sum(ours[s][0] for s in ours)
+    print(f"route fuzzing, {cpu}: {planned} seeds planned; {len(ours)} reported on ours, "
+          f"{len(up)} on 6.12; {calls} calls on ours; {len(differ)} seeds differ"
+          + (f" (first: {', '.join(map(str, differ[:10]))})" if differ else "")
+          + (f"; {len(missing)} seeds missing on a kernel (first: "
+             f"{', '.join(map(str, missing[:10]))})" if missing else ""))
+    for label, bad in (("ours", bad_ours), ("6.12", bad_up)):
+        for line in bad:
+            print(f"  {label}: {line}")
+    failed = len(differ) + len(missing) + len(bad_ours) + len(bad_up)
+    if not planned:
+        print("  no seed range reported: the suite did not run")
+        failed += 1
+    print(f"{len(every) - len(set(differ) | set(missing))} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def selftest():
+    """Returns 0 if every synthetic log gets the verdict it must."""
+    import contextlib
+    import io
+    import tempfile
+
+    def bb(cases):
+        lines = ["KTAP version 1", "    # Subtest: p2pdma_blackbox"]
+        for i, (name, status, observed) in enumerate(cases, 1):
+            if observed:
+                lines.append(f"    # {name}: observed: {observed}")
+            lines.append(f"    {'ok' if status == 'pass' else 'not ok'} {i} {name}")
+        lines.append("ok 1 p2pdma_blackbox")
+        return lines
+
+    def fz(seeds, bad=False, end=True):
+        lines = ["    # Subtest: p2pdma_fuzz", "    # Subtest: fz_routes"]
+        lines += [f"    # fz_routes: fuzz: seed {s} calls {c} crc {x}" for s, c, x in seeds]
+        lines.append("    # fz_routes: fuzz: seeds 1-4, 40 calls")
+        lines.append(f"        {'not ok' if bad else 'ok'} 1 part 0")
+        if end:
+            lines.append(f"{'not ok' if bad else 'ok'} 2 p2pdma_fuzz")
+        return lines
+
+    seeds = [(s, 10, "00000001") for s in range(1, 5)]
+    good = [("bb_a", "pass", None), ("bb_route_known_host_bridge", "pass", "d 1028")]
+    good_up = [("bb_a", "pass", None), ("bb_route_known_host_bridge", "pass", "d 4")]
+    cases = [
+        # (what, ours log, 6.12 log, mode, must fail)
+        ("identical logs", bb(good) + fz(seeds), bb(good_up) + fz(seeds), "both", False),
+        ("a seed differs", bb(good) + fz(seeds),
+         bb(good_up) + fz(seeds[:3] + [(4, 10, "00000002")]), "fuzz", True),
+        ("a seed missing on 6.12", bb(good) + fz(seeds), bb(good_up) + fz(seeds[:3]),
+         "fuzz", True),
+        ("a part not ok on ours", bb(good) + fz(seeds, bad=True), bb(good_up) + fz(seeds),
+         "fuzz", True),
+        ("the fuzzing never ended", bb(good) + fz(seeds), bb(good_up) + fz(seeds, end=False),
+         "fuzz", True),
+        ("a case fails on ours", bb([("bb_a", "fail", None)] + good[1:]) + fz(seeds),
+         bb(good_up) + fz(seeds), "kunit", True),
+        ("a case missing on 6.12", bb(good) + fz(seeds), bb(good_up[1:]) + fz(seeds),
+         "kunit", True),
+        ("unlisted values differ", bb(good + [("bb_b", "pass", "x 1")]) + fz(seeds),
+         bb(good_up + [("bb_b", "pass", "x 2")]) + fz(seeds), "kunit", True),
+        ("a listed difference no longer differs", bb(good) + fz(seeds),
+         bb(good_up[:1] + [good[1]]) + fz(seeds), "kunit", True),
+    ]
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        diff = os.path.join(tmp, "differences")
+        with open(diff, "w") as f:
+            f.write("bb_route_known_host_bridge Distance of a route through the root complex\n")
+        for what, a, b, mode, must_fail in cases:
+            pa, pb = os.path.join(tmp, "ours.log"), os.path.join(tmp, "6.12.log")
+            for path, lines in ((pa, a), (pb, b)):
+                with open(path, "w") as f:
+                    f.write("\n".join(f"[    1.000000] {l}" for l in lines) + "\n")
+            rc = 0
+            with contextlib.redirect_stdout(io.StringIO()):
+                if mode in ("kunit", "both"):
+                    rc |= kunit(pa, pb, diff)
+                if mode in ("fuzz", "both"):
+                    rc |= fuzz("selftest", pa, pb)
+            ok = bool(rc) == must_fail
+            failures += not ok
+            print(f"{'ok' if ok else 'not ok'} {what}: "
+                  f"{'fails' if rc else 'passes'}, as it {'must' if ok else 'must not'}")
+    print(f"{len(cases) - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+def main():
+    if sys.argv[1:] == ["--selftest"]:
+        return selftest()
+    if len(sys.argv) == 5 and sys.argv[1] == "kunit":
+        return kunit(*sys.argv[2:])
+    if len(sys.argv) == 5 and sys.argv[1] == "fuzz":
+        return fuzz(*sys.argv[2:])
+    sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
