@@ -36,9 +36,9 @@ build/bin/%: tools/%.c
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 
 # The route tool for operators (tools/pci/p2pdma, libc only).
-build/bin/p2pdma: tools/pci/p2pdma/p2pdma.c
+build/bin/p2pdma: $(wildcard tools/pci/p2pdma/*.[ch])
 	@mkdir -p $(@D)
-	$(CC) -O2 -Wall -Wextra -o $@ $<
+	$(CC) -O2 -Wall -Wextra -o $@ $(filter %.c,$^)
 
 run: kernel-release tools
 	@qemu/run.sh -k release -t $(TOPO) -T $(TIMEOUT) -- guest/demo.sh

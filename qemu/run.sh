@@ -79,7 +79,7 @@ sdir=tools/testing/selftests/p2pdma
 for src in "$top"/tools/*.c; do
 	newer "$top/build/bin/$(basename "$src" .c)" "$src"
 done
-newer "$top/build/bin/p2pdma" "$top"/tools/pci/p2pdma/*.c
+newer "$top/build/bin/p2pdma" "$top"/tools/pci/p2pdma/*.[ch]
 for src in "$top/$sdir"/*.c; do
 	newer "$top/build/selftests/install/p2pdma/$(basename "$src" .c)" \
 		"$src" "$top/$sdir/p2pdma_util.h"
