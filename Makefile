@@ -19,7 +19,7 @@ TOPO ?= switch
 TIMEOUT ?= 600
 
 .PHONY: all run test deps kernel-release kernel-debug kernel-kcsan tools selftests clean check \
-	patch bench test-upstream test-kcsan mutants
+	patch bench test-upstream test-kcsan test-mutants
 
 all: kernel-release
 
@@ -59,8 +59,9 @@ bench: tools
 test-kcsan: deps tools selftests
 	@scripts/test-kcsan.sh
 
-# Not part of 'make test' or CI: a cold build, then ~3 min per mutant.
-mutants: deps
+# Not part of 'make test' or CI (tests/mutants/, README): a cold build, then
+# ~3 min per mutant.
+test-mutants: deps
 	@scripts/mutants.sh $(MUTANTS)
 
 # Not part of 'make test' or CI: two KUnit kernels, one table.

@@ -1,62 +1,145 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make mutants: break the dma-buf exporter's revocation guards one at a
-# time (tests/mutants/dmabuf.py) and show that a test fails for each. A
-# scratch worktree of HEAD (build/mutants/tree, its own kernel build) gets
-# one mutant, builds the debug kernel and boots the p2pdma-dmabuf KUnit
-# suite; the mutant is caught when a case of the suite fails or KASAN
-# reports (the use-after-free guards). Not part of make test: a cold
-# build plus about 3 minutes per mutant.
+# make test-mutants: the mutation catalogue (tests/mutants/*.patch). Each
+# patch removes or breaks one guard of the core and names, in its header,
+# the suite that claims to catch that and the cases that must fail:
 #
-# Usage: scripts/mutants.sh [NAME...]   (default: every mutant)
-# Ends with "N passed, N failed": passed are the mutants caught.
+#   Guard: what the patch breaks
+#   Suite: kunit SUITE       a white-box KUnit suite, booted alone on the
+#                            debug kernel (kunit.filter_glob=SUITE)
+#          blackbox SUITE    a suite of kunit/blackbox.kunitconfig, run by
+#                            the kernel's own kunit.py (the route fuzzing
+#                            with its first $P2P_MUTANT_SEEDS seeds)
+#          guest TOPO ARGS   a boot of make test's guest suites
+#                            (tests/guest/all.sh) on the debug kernel and
+#                            topology TOPO, with kernel arguments ARGS
+#                            (P2P_SUITES=... picks the suites)
+#   Kills: CASE... [REPORT]  the mutant is killed when one of these cases
+#                            reports "not ok" (REPORT: or the console has a
+#                            report the judge of make test fails a run on,
+#                            qemu/scan-console.sh: KASAN, oops, hung task...)
+#
+# A scratch worktree of HEAD (build/mutants/tree, with kernel builds of
+# its own) gets one patch at a time on a clean checkout; each result and
+# its logs are in build/mutants/NAME.*. A mutant that survives, that does
+# not apply or whose kernel does not build fails the run. Not part of
+# make test: a cold build, then ~3 min per mutant.
+#
+# Usage: scripts/mutants.sh [NAME...]   (default: the whole catalogue)
+# Ends with "N passed, N failed": passed are the mutants killed.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-tree=$top/build/mutants/tree
-list=$("$top/tests/mutants/dmabuf.py" --list) || exit 1
-[ $# -gt 0 ] || mapfile -t names < <(cut -f1 <<< "$list")
-[ $# -gt 0 ] && names=("$@")
+out=$top/build/mutants
+tree=$out/tree
+seeds=${P2P_MUTANT_SEEDS:-2000}
+names=("$@")
+if [ ${#names[@]} = 0 ]; then
+	for p in "$top"/tests/mutants/*.patch; do
+		names+=("$(basename "$p" .patch)")
+	done
+fi
 
-if [ ! -d "$tree/.git" ] && [ ! -f "$tree/.git" ]; then
-	mkdir -p "$top/build/mutants"
+if [ ! -e "$tree/.git" ]; then
+	mkdir -p "$out"
 	git -C "$top" worktree add -q --detach "$tree" HEAD || exit 1
 fi
-git -C "$tree" checkout -q --detach "$(git -C "$top" rev-parse HEAD)" || exit 1
-file=$tree/drivers/pci/p2pdma/dmabuf.c
-caught=0
-missed=0
-for m in "${names[@]}"; do
-	fails=$(awk -F'\t' -v m="$m" '$1 == m { print $3 }' <<< "$list")
-	git -C "$tree" checkout -q -- drivers/pci/p2pdma/dmabuf.c
-	if ! "$top/tests/mutants/dmabuf.py" "$m" "$file"; then
-		missed=$((missed + 1))
-		continue
-	fi
-	log=$top/build/mutants/$m
-	if ! (cd "$tree" && make -s kernel-debug) > "$log.build" 2>&1; then
-		echo "not ok $m: does not build (see $log.build)"
-		missed=$((missed + 1))
-		continue
+git -C "$tree" checkout -q -f --detach "$(git -C "$top" rev-parse HEAD)" || exit 1
+
+field() { # FIELD PATCH
+	sed -n "s/^$1: //p;/^---/q" "$2" | head -n 1
+}
+
+# run_kunit NAME SUITE: boot the suite alone on the mutant's debug kernel.
+run_kunit() {
+	local m=$1 suite=$2 run
+	if ! (cd "$tree" && make -s kernel-debug) > "$out/$m.build" 2>&1; then
+		return 2
 	fi
 	# A mutant may hang the suite (a lost thread): the timeout ends it.
-	(cd "$tree" && CMDLINE_EXTRA="kunit.filter_glob=p2pdma-dmabuf" \
-		RUN_NAME=mutant-$m qemu/run.sh -k debug -t none -T 420 -q -- true) \
-		> "$log.run" 2>&1
-	run=$(find "$tree/build/runs" -maxdepth 1 -name "mutant-$m-debug-*" | sort | tail -1)
-	cp "$run/console.log" "$log.console"
-	failed=$(grep -E '^\[ *[0-9.]+\]     not ok [0-9]+ ' "$log.console" |
-		 sed 's/.*not ok [0-9]* //' | tr '\n' ' ')
-	kasan=$(grep -c 'BUG: KASAN' "$log.console")
-	if [ -n "$failed" ] || [ "$kasan" -gt 0 ]; then
-		echo "ok $m: caught (failed: ${failed:-none}; KASAN reports: $kasan; expected: $fails)"
-		caught=$((caught + 1))
+	(cd "$tree" && CMDLINE_EXTRA="kunit.filter_glob=$suite" \
+		RUN_NAME=mutant-$m qemu/run.sh -k debug -t none -T 600 -q -- true) \
+		> "$out/$m.run" 2>&1
+	run=$(find "$tree/build/runs" -maxdepth 1 -name "mutant-$m-debug-*" | sort | tail -n 1)
+	[ -n "$run" ] && cp "$run/console.log" "$out/$m.console"
+}
+
+# run_guest NAME TOPO [ARG...]: the guest suites of one topology.
+run_guest() {
+	local m=$1 topo=$2 run
+	shift 2
+	if ! (cd "$tree" && make -s kernel-debug tools selftests) > "$out/$m.build" 2>&1; then
+		return 2
+	fi
+	(cd "$tree" && CMDLINE_EXTRA="kunit.enable=0 $*" RUN_NAME=mutant-$m \
+		qemu/run.sh -k debug -t "$topo" -T 1800 -q -- tests/guest/all.sh) \
+		> "$out/$m.run" 2>&1
+	run=$(find "$tree/build/runs" -maxdepth 1 -name "mutant-$m-debug-*" | sort | tail -n 1)
+	[ -n "$run" ] || return 0
+	# The guest's TAP after the kernel's console: both are judged.
+	cat "$run/console.log" "$run/output.log" > "$out/$m.console" 2>/dev/null
+}
+
+# run_blackbox NAME SUITE: the suite under kunit.py, as make test-upstream.
+run_blackbox() {
+	local m=$1 suite=$2
+	(cd "$tree" && scripts/prepare-tree.sh) > "$out/$m.build" 2>&1 || return 2
+	(cd "$tree/build/linux-source-6.12" && ./tools/testing/kunit/kunit.py run \
+		--kunitconfig="$tree/kunit/blackbox.kunitconfig" --arch=x86_64 \
+		--build_dir="$tree/build/kunit-bb" --raw_output=all --timeout=1800 \
+		--kernel_args=kunit.filter_glob="$suite" \
+		--kernel_args=p2pdma_fuzz.seeds="$seeds") > "$out/$m.console" 2>&1
+	# No kernel, or a kernel that did not reach the suite.
+	grep -Eq "# Subtest: $suite\$" "$out/$m.console" || return 2
+}
+
+killed=0
+survived=0
+for m in "${names[@]}"; do
+	patch=$top/tests/mutants/$m.patch
+	suite=$(field Suite "$patch")
+	kills=$(field Kills "$patch")
+	rm -f "$out/$m".*
+	git -C "$tree" checkout -q -f -- . || exit 1
+	if [ ! -f "$patch" ] || ! git -C "$tree" apply "$patch" 2> "$out/$m.apply"; then
+		echo "not ok $m: does not apply (see $out/$m.apply)"
+		survived=$((survived + 1))
+		continue
+	fi
+	rc=0
+	case $suite in
+	kunit\ *) run_kunit "$m" "${suite#kunit }" || rc=$? ;;
+	blackbox\ *) run_blackbox "$m" "${suite#blackbox }" || rc=$? ;;
+	guest\ *)
+		# shellcheck disable=SC2086 # TOPO and its arguments, split on purpose
+		run_guest "$m" ${suite#guest } || rc=$? ;;
+	*) echo "not ok $m: unknown suite \"$suite\""; survived=$((survived + 1)); continue ;;
+	esac
+	if [ "$rc" = 2 ] || [ ! -s "$out/$m.console" ]; then
+		echo "not ok $m: no kernel built or no console (see $out/$m.build, $out/$m.run)"
+		survived=$((survived + 1))
+		continue
+	fi
+	failed=$(sed -E 's/^\[[^]]*\] //' "$out/$m.console" |
+		 sed -nE 's/^\s*not ok [0-9]+ (\S+).*/\1/p' | sort -u | tr '\n' ' ')
+	reports=$("$top/qemu/scan-console.sh" "$out/$m.console" | wc -l)
+	by=
+	for k in $kills; do
+		if [ "$k" = REPORT ]; then
+			[ "$reports" -gt 0 ] && by="$by REPORT"
+		elif grep -qw -- "$k" <<< "$failed"; then
+			by="$by $k"
+		fi
+	done
+	if [ -n "$by" ]; then
+		echo "ok $m: killed by$by (every case that failed: ${failed:-none}; console reports: $reports)"
+		killed=$((killed + 1))
 	else
-		echo "not ok $m: no test failed (expected: $fails)"
-		missed=$((missed + 1))
+		echo "not ok $m: survived: none of \"$kills\" failed (failed: ${failed:-none}; console reports: $reports)"
+		survived=$((survived + 1))
 	fi
 done
-git -C "$tree" checkout -q -- drivers/pci/p2pdma/dmabuf.c
-echo "$caught passed, $missed failed"
-[ "$missed" = 0 ]
+git -C "$tree" checkout -q -f -- .
+echo "$killed passed, $survived failed"
+[ "$survived" = 0 ]
