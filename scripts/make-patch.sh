@@ -50,6 +50,7 @@ mkdir -p "$stages"
 gitb show base:drivers/pci/Kconfig >"$stages/Kconfig.pristine"
 gitb show base:drivers/pci/Makefile >"$stages/Makefile.pristine"
 gitb show base:Documentation/userspace-api/ioctl/ioctl-number.rst >"$stages/ioctl-number.rst.pristine"
+gitb show base:Documentation/admin-guide/index.rst >"$stages/admin-index.rst.pristine"
 python3 "$top/scripts/patch-stages.py" "$top" "$stages" "$stages"
 
 # Subject and body of each patch, by stage name.
@@ -222,15 +223,19 @@ message() {
 		EOF
 		;;
 	docs) cat <<-'EOF'
-		Documentation: PCI/P2PDMA: Rewrite the P2PDMA guide
+		Documentation: PCI/P2PDMA: Rewrite the P2PDMA guide, add an operator's guide
 
-		Describe the new implementation: the provider, orchestrator and
-		client roles with a short example of each, the lifecycle from
-		registration to unbind, the map types and distance rules with the
-		PCI hierarchies they apply to, the host bridge policy, the sysfs
-		and O_DIRECT interface with its error numbers, the debugfs file,
-		the nvmet p2pmem attribute and the known limitations. The API
-		reference comes from the kernel-doc comments of each file.
+		Describe the new implementation for driver writers: the provider,
+		orchestrator and client roles with a short example of each, the
+		lifecycle from registration to unbind, the map types and distance
+		rules with the PCI hierarchies they apply to, how the host bridge
+		policy decides, the known limitations and the differences from the
+		old core. The API reference comes from the kernel-doc comments of
+		each file. The operator's side goes to a guide of its own in
+		Documentation/admin-guide/: the sysfs and O_DIRECT interface with
+		its error numbers, overriding the host bridge policy and verifying
+		a host bridge first, the debugfs routes file and the route tool,
+		p2pmem-bar, the nvmet p2pmem attribute and /dev/p2pmem.
 		EOF
 		;;
 	p2pmem-bar) cat <<-'EOF'

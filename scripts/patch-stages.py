@@ -4,17 +4,18 @@
 # Write the files of each patch of the series for scripts/make-patch.sh.
 # The series falls out of the files: each patch adds whole files of the
 # project, one role at a time, in dependency order (STAGES below). Only
-# four files of the tree are edited, structurally: drivers/pci/Makefile
+# five files of the tree are edited, structurally: drivers/pci/Makefile
 # (build our directory, then the tests and p2pmem-bar), drivers/pci/Kconfig
 # (source ours in place of the PCI_P2PDMA entry), our Kconfig, which
-# grows by whole "config" blocks, and the ioctl number table (one line for
-# /dev/p2pmem's ioctl). A project file that no stage names stops
+# grows by whole "config" blocks, the ioctl number table (one line for
+# /dev/p2pmem's ioctl) and the admin guide's index (one line for ours). A project file that no stage names stops
 # the series, so a new file cannot be left out silently.
 #
 # Usage: patch-stages.py TOP PRISTINE_DIR OUTDIR
 # PRISTINE_DIR holds the tree's drivers/pci/{Kconfig,Makefile} as
-# Kconfig.pristine and Makefile.pristine, and its ioctl number table as
-# ioctl-number.rst.pristine.
+# Kconfig.pristine and Makefile.pristine, its ioctl number table as
+# ioctl-number.rst.pristine and Documentation/admin-guide/index.rst as
+# admin-index.rst.pristine.
 # Writes OUTDIR/<n>/<path in the kernel tree> for every file a stage adds
 # or changes, OUTDIR/<n>/.name with the stage name, and OUTDIR/<n>/.remove
 # with the paths a stage deletes.
@@ -32,6 +33,11 @@ UAPI = 'include/uapi/linux/p2pmem.h'
 IOCTL_RST = 'Documentation/userspace-api/ioctl/ioctl-number.rst'
 IOCTL_LINE = ('0xB9  00     uapi/linux/p2pmem.h                                       '
               'PCI P2PDMA dma-buf export (/dev/p2pmem)\n')
+# The admin guide's index gets the operator's guide, before "perf-security"
+# in its alphabetical toctree.
+ADMIN_GUIDE = 'Documentation/admin-guide/p2pdma.rst'
+ADMIN_INDEX = 'Documentation/admin-guide/index.rst'
+
 
 # name, project files (tree path = project path, except kunit/ ->
 # drivers/pci/p2pdma-kunit/), Kconfig symbols, Makefile lines, removals.
@@ -55,7 +61,8 @@ STAGES = [
       if not f.endswith('p2pmem-bar-kunit.h')],
      ['PCI_P2PDMA_KUNIT_TEST', 'PCI_P2PDMA_BLACKBOX_KUNIT_TEST'],
      ['obj-$(CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST)\t+= p2pdma-kunit/'], []),
-    ('docs', ['Documentation/driver-api/pci/p2pdma.rst'], [], [], []),
+    ('docs', ['Documentation/driver-api/pci/p2pdma.rst',
+              'Documentation/admin-guide/p2pdma.rst'], [], [], []),
     ('p2pmem-bar', ['drivers/pci/p2pmem-bar.c', 'kunit/p2pmem-bar-kunit.h'],
      ['PCI_P2PMEM_BAR'], ['obj-$(CONFIG_PCI_P2PMEM_BAR)\t+= p2pmem-bar.o'], []),
 ]
@@ -141,5 +148,12 @@ for n, (name, files, syms, mk_lines, removed) in enumerate(STAGES, 1):
             sys.exit(f'patch-stages: {IOCTL_RST}: no 0xB8 line, or 0xB9 taken')
         lines.insert(at + 1, IOCTL_LINE)
         put(IOCTL_RST, ''.join(lines))
+    if ADMIN_GUIDE in files:
+        lines = read(os.path.join(pristine, 'admin-index.rst.pristine')).splitlines(keepends=True)
+        at = [i for i, l in enumerate(lines) if l == '   perf-security\n']
+        if len(at) != 1 or '   p2pdma\n' in lines:
+            sys.exit(f'patch-stages: {ADMIN_INDEX}: no single perf-security entry, or p2pdma there')
+        lines.insert(at[0], '   p2pdma\n')
+        put(ADMIN_INDEX, ''.join(lines))
     put('.name', name + '\n')
     put('.remove', ''.join(r + '\n' for r in removed))
