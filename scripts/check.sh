@@ -17,6 +17,8 @@
 #               and :ref: links between them resolve), with the kernel's
 #               kernel-doc extension, warnings as errors
 #   shell       shellcheck on every shell script in the repository
+#   layers      no circle of calls between the core's files
+#               (scripts/check-layers.py; p2pdma.h gives the order)
 #   tool        the route tool's test against a fake sysfs tree
 #               (tools/pci/p2pdma/test.sh)
 #   judge       the judge of `make test` against tests/plan, on synthetic
@@ -134,6 +136,11 @@ step_callers() {
 	LOG_DIR=$log_dir "$top/scripts/check-callers.sh"
 }
 
+# No circle of calls between the core's files (p2pdma.h says who calls whom).
+step_layers() {
+	"$top/scripts/check-layers.py"
+}
+
 # The route tool against a fake sysfs tree (no guest needed).
 step_tool() {
 	"$top/tools/pci/p2pdma/test.sh"
@@ -154,7 +161,7 @@ step_shellcheck() {
 	(cd "$top" && shellcheck -x -f gcc "${sh_files[@]}")
 }
 
-steps=(checkpatch build callers kernel_doc sphinx shellcheck tool judge)
+steps=(checkpatch build callers kernel_doc sphinx shellcheck layers tool judge)
 [ $# -eq 0 ] || steps=("$@")
 for step in "${steps[@]}"; do
 	step=${step//-/_}

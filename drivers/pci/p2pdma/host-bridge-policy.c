@@ -2,10 +2,13 @@
 /*
  * PCI peer-to-peer DMA: the administrator's host bridge rules.
  *
- * Owns pci_p2pdma.host_bridges=, on the command line or in
- * /sys/module/pci_p2pdma/parameters/host_bridges: parsing it (a malformed
- * value is refused with a log line naming the rule), logging each change,
- * and telling host-bridge.c which rule, if any, decides for a host bridge.
+ * Owns the rules of pci_p2pdma.host_bridges=, on the command line or in
+ * /sys/module/pci_p2pdma/parameters/host_bridges: parsing them (a
+ * malformed value is refused with a log line naming the rule), logging
+ * each change, and telling host-bridge.c and route.c which rule, if any,
+ * decides for a host bridge. It calls no other file of the core: route.c
+ * registers the parameter and, after a change, drops the cached verdicts
+ * and has host-bridge.c name what the rules risk.
  * No list of root complexes that forward peer-to-peer requests is
  * complete, and some platforms that claim P2P support corrupt the
  * traffic, so an operator may allow or deny P2P through named host bridges without
@@ -199,11 +202,13 @@ void __init p2p_policy_boot(void)
 }
 
 /*
- * Parse @val and put it in force: every cached verdict is dropped and the
- * change logged. Does not sleep, so that a KUnit case can change the
- * policy in the middle of a route computation, as another CPU would.
+ * Parse @val and put it in force, and log the change once booted; a route
+ * computed across the change sees it (p2p_policy_seq_retry()), and the
+ * caller drops the verdicts cached before it. Does not sleep, so that a
+ * KUnit case can change the policy in the middle of a route computation,
+ * as another CPU would.
  */
-VISIBLE_IF_KUNIT int p2p_policy_install(const char *val)
+int p2p_policy_install(const char *val)
 {
 	struct p2p_hb_policy pol, old;
 	char was[256], now[256];
@@ -219,7 +224,6 @@ VISIBLE_IF_KUNIT int p2p_policy_install(const char *val)
 	write_sequnlock_irqrestore(&p2p_policy_lock, flags);
 	if (!READ_ONCE(p2p_policy_is_booted))
 		return 0;	/* the command line: logged at arch_initcall */
-	p2p_routes_forget_all();
 	p2p_policy_print(&old, was, sizeof(was));
 	p2p_policy_print(&pol, now, sizeof(now));
 	if (strcmp(now, was))
@@ -228,17 +232,8 @@ VISIBLE_IF_KUNIT int p2p_policy_install(const char *val)
 	return 0;
 }
 
-/* The parameter's set: install the rules, then name what they risk. */
-VISIBLE_IF_KUNIT int p2p_policy_set(const char *val, const struct kernel_param *kp)
-{
-	int ret = p2p_policy_install(val);
-
-	if (!ret && READ_ONCE(p2p_policy_is_booted))
-		p2p_check_risks();
-	return ret;
-}
-
-VISIBLE_IF_KUNIT int p2p_policy_get(char *buf, const struct kernel_param *kp)
+/* The parameter's get (route.c registers the parameter). */
+int p2p_policy_get(char *buf, const struct kernel_param *kp)
 {
 	struct p2p_hb_policy pol;
 	int n;
@@ -250,27 +245,13 @@ VISIBLE_IF_KUNIT int p2p_policy_get(char *buf, const struct kernel_param *kp)
 	return n;
 }
 
-static const struct kernel_param_ops p2p_policy_ops = {
-	.set = p2p_policy_set,
-	.get = p2p_policy_get,
-};
-
-#ifdef MODULE_PARAM_PREFIX
-#undef MODULE_PARAM_PREFIX
-#endif
-#define MODULE_PARAM_PREFIX "pci_p2pdma."
-module_param_cb(host_bridges, &p2p_policy_ops, NULL, 0644);
-MODULE_PARM_DESC(host_bridges,
-		 "allow or deny P2P through host bridges: allow:SEL or deny:SEL, comma-separated, first match wins; SEL is all, DDDD:BB or VVVV:DDDD");
-
 /*
- * The rule that decides for @hb, copied to @rule; false if none matches.
- * Any context.
+ * The rule that decides for @hb, whose ID (p2p_host_bridge_id()) is @id,
+ * copied to @rule; false if none matches. Any context.
  */
-bool p2p_policy_match(struct pci_host_bridge *hb,
+bool p2p_policy_match(struct pci_host_bridge *hb, u32 id,
 		      struct p2p_hb_rule *rule)
 {
-	u32 id = p2p_host_bridge_id(hb);
 	u32 domain = pci_domain_nr(hb->bus), bus = hb->bus->number;
 	const struct p2p_hb_rule *r;
 	unsigned int seq, i;

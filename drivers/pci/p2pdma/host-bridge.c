@@ -276,8 +276,9 @@ static void p2p_host_bridge_check_risk(struct pci_bus *root)
 	u32 v;
 
 	lockdep_assert_held(&p2p_host_bridges_lock);
-	if (!hb || !p2p_policy_match(hb, &one.rule[0]) || !one.rule[0].allow ||
-	    p2p_cpu_routes_p2p() || p2p_known_host_bridge(hb) >= 0) {
+	if (!hb || !p2p_policy_match(hb, p2p_host_bridge_id(hb), &one.rule[0]) ||
+	    !one.rule[0].allow || p2p_cpu_routes_p2p() ||
+	    p2p_known_host_bridge(hb) >= 0) {
 		xa_erase(&p2p_risky_host_bridges, key);
 		return;
 	}
@@ -350,7 +351,7 @@ enum p2p_refusal p2p_host_bridge_verdict(struct pci_host_bridge *a,
 	struct p2p_hb_rule rule;
 
 	for (i = 0; i < n; i++) {
-		if (!p2p_policy_match(hb[i], &rule))
+		if (!p2p_policy_match(hb[i], p2p_host_bridge_id(hb[i]), &rule))
 			continue;
 		if (!rule.allow) {
 			r->host_bridge = hb[i];

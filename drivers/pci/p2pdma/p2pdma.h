@@ -20,6 +20,20 @@
  *  dmabuf.c       P2P memory exported as a dma-buf, and its revocation
  *  chardev.c      /dev/p2pmem: the uAPI that exports it to userspace
  * Nothing here is exported; include/linux/pci-p2pdma.h is the public API.
+ *
+ * Which file may call which: a file calls only files below it, so no two
+ * files call each other, directly or around a circle (make check's
+ * "layers" step, scripts/check-layers.py, fails on one):
+ *  chardev.c, configfs.c, debugfs.c, sysfs.c
+ *  provider.c          calls route.c, dmabuf.c, pool.c
+ *  dmabuf.c            calls pool.c
+ *  route.c             calls host-bridge.c, host-bridge-policy.c
+ *  host-bridge.c       calls host-bridge-policy.c
+ *  host-bridge-policy.c, pool.c   call no other file
+ * route.c owns the verdict for a pair and asks the other two; it also
+ * registers pci_p2pdma.host_bridges=, so that a change of the rules can
+ * drop its cached verdicts and have host-bridge.c name what they risk
+ * without the rules' file calling up.
  */
 #ifndef _DRIVERS_PCI_P2PDMA_P2PDMA_H
 #define _DRIVERS_PCI_P2PDMA_P2PDMA_H
@@ -199,7 +213,10 @@ u32 p2p_host_bridge_id(struct pci_host_bridge *hb);
 void p2p_check_risks(void);
 
 /* host-bridge-policy.c */
-bool p2p_policy_match(struct pci_host_bridge *hb, struct p2p_hb_rule *rule);
+bool p2p_policy_match(struct pci_host_bridge *hb, u32 id,
+		      struct p2p_hb_rule *rule);
+int p2p_policy_install(const char *val);
+int p2p_policy_get(char *buf, const struct kernel_param *kp);
 int p2p_policy_print(const struct p2p_hb_policy *pol, char *buf, size_t size);
 unsigned int p2p_policy_seq_begin(void);
 bool p2p_policy_seq_retry(unsigned int seq);
@@ -258,9 +275,7 @@ extern struct list_head p2p_published_list;
 bool p2p_cpu_routes_p2p(void);
 int p2p_known_host_bridge(struct pci_host_bridge *hb);
 int p2p_host_bridge_index(struct pci_dev *dev);
-int p2p_policy_install(const char *val);
 int p2p_policy_set(const char *val, const struct kernel_param *kp);
-int p2p_policy_get(char *buf, const struct kernel_param *kp);
 bool p2p_acs_redirects(struct pci_dev *pdev, bool *unsure);
 struct pci_dev *p2p_redirect_on_path(struct pci_dev *dev,
 				     struct pci_dev *common, bool *unsure);

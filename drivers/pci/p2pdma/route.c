@@ -19,6 +19,7 @@
 
 #include <kunit/static_stub.h>
 #include <linux/bitfield.h>
+#include <linux/moduleparam.h>
 #include <linux/rcupdate.h>
 #include <linux/scatterlist.h>
 #include <linux/string.h>
@@ -356,7 +357,8 @@ void p2p_route_explain(const struct p2p_route *r, char *buf,
 		n += scnprintf(buf + n, len - n,
 			       "host bridge %s is denied by pci_p2pdma.host_bridges rule ",
 			       dev_name(&hb->dev));
-		if (p2p_policy_match(hb, &rule) && !rule.allow) {
+		if (p2p_policy_match(hb, p2p_host_bridge_id(hb), &rule) &&
+		    !rule.allow) {
 			pol.n = 1;
 			pol.rule[0] = rule;
 			p2p_policy_print(&pol, buf + n, len - n);
@@ -514,3 +516,32 @@ pci_p2pdma_map_segment(struct pci_p2pdma_map_state *state, struct device *dev,
 	sg->dma_address = state->bus_off + sg_phys(sg);
 	return PCI_P2PDMA_MAP_BUS_ADDR;
 }
+
+/*
+ * pci_p2pdma.host_bridges=: host-bridge-policy.c parses and keeps the
+ * rules; a change also drops every cached verdict here, and then
+ * host-bridge.c names what the new rules risk.
+ */
+VISIBLE_IF_KUNIT int p2p_policy_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = p2p_policy_install(val);
+
+	if (!ret && p2p_policy_booted()) {
+		p2p_routes_forget_all();
+		p2p_check_risks();
+	}
+	return ret;
+}
+
+static const struct kernel_param_ops p2p_policy_ops = {
+	.set = p2p_policy_set,
+	.get = p2p_policy_get,
+};
+
+#ifdef MODULE_PARAM_PREFIX
+#undef MODULE_PARAM_PREFIX
+#endif
+#define MODULE_PARAM_PREFIX "pci_p2pdma."
+module_param_cb(host_bridges, &p2p_policy_ops, NULL, 0644);
+MODULE_PARM_DESC(host_bridges,
+		 "allow or deny P2P through host bridges: allow:SEL or deny:SEL, comma-separated, first match wins; SEL is all, DDDD:BB or VVVV:DDDD");
