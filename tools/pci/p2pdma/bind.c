@@ -213,12 +213,8 @@ int cmd_bind(const char *bdf, const struct bind_opts *o)
 		clear_override(bdf);
 		return status;
 	}
-	sys_path(path, sizeof(path), DEVICES "/%s/p2pmem/size", bdf);
-	if (read_str(path, size, sizeof(size)))
-		snprintf(size, sizeof(size), "?");
-	sys_path(path, sizeof(path), DEVICES "/%s/p2pmem/published", bdf);
-	if (read_str(path, pub, sizeof(pub)))
-		snprintf(pub, sizeof(pub), "?");
+	read_dev_attr(bdf, "p2pmem/size", size, sizeof(size));
+	read_dev_attr(bdf, "p2pmem/published", pub, sizeof(pub));
 	human_bytes(human, sizeof(human), size);
 	printf("%s: bound to " DRV_NAME ": %s of P2P memory, published %s\n",
 	       bdf, human, strcmp(pub, "0") ? "yes" : "no");

@@ -89,12 +89,8 @@ int cmd_list(void)
 			status = report_errno("cannot read", path, err);
 			continue;
 		}
-		sys_path(path, sizeof(path), DEVICES "/%s/vendor", bdf);
-		if (read_str(path, ven, sizeof(ven)))
-			snprintf(ven, sizeof(ven), "?");
-		sys_path(path, sizeof(path), DEVICES "/%s/device", bdf);
-		if (read_str(path, dev, sizeof(dev)))
-			snprintf(dev, sizeof(dev), "?");
+		read_dev_attr(bdf, "vendor", ven, sizeof(ven));
+		read_dev_attr(bdf, "device", dev, sizeof(dev));
 		driver_of(bdf, drv, sizeof(drv));
 		if (!drv[0])
 			snprintf(drv, sizeof(drv), "-");

@@ -65,6 +65,7 @@ int errno_status(int err);
 int report_errno(const char *what, const char *path, int err);
 void sys_path(char *buf, size_t len, const char *fmt, ...);
 int read_str(const char *path, char *buf, size_t len);
+void read_dev_attr(const char *bdf, const char *attr, char *buf, size_t len);
 int write_str(const char *path, const char *s);
 bool is_dir(const char *path);
 bool hex_run(const char *s, size_t n);

@@ -79,6 +79,16 @@ int read_str(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/* The device's attribute @attr into @buf, or "?" if it cannot be read. */
+void read_dev_attr(const char *bdf, const char *attr, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	sys_path(path, sizeof(path), DEVICES "/%s/%s", bdf, attr);
+	if (read_str(path, buf, len))
+		snprintf(buf, len, "?");
+}
+
 /* Write @s to @path in one write(). Returns 0 or a positive errno. */
 int write_str(const char *path, const char *s)
 {
