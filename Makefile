@@ -6,7 +6,7 @@
 #
 #   make run   [TOPO=switch]   release kernel: the P2P copy demo
 #   make test                  debug kernel: every suite, TAP, N passed/N failed
-#   make bench [BENCH_REPS=5]  our P2PDMA against the tree's own: table, CSV, PNG
+#   make bench [BENCH_REPS=10]  our P2PDMA against the tree's own: table, CSV, PNG
 #   make test-upstream         black-box KUnit and guest suites on ours and on the tree's own
 #   make test-kcsan            KCSAN kernel: KUnit and the concurrency cases, data races judged
 #   make mutants [MUTANTS="timer fence"]  break the dma-buf revocation guards one by one: each must fail a test

@@ -30,7 +30,6 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/pci-p2pdma.h>
-#include <linux/prandom.h>
 #include <linux/scatterlist.h>
 #include <linux/seq_buf.h>
 #include <linux/seq_file.h>
@@ -41,7 +40,6 @@
 #define BENCH_MAX_PROVIDERS	8
 #define BENCH_MAX_CLIENTS	16
 #define BENCH_SG_ENTS		256
-#define BENCH_BLOCK		SZ_64K
 #define BENCH_MAX_SAMPLES	15
 #define BENCH_TESTDEV_ID	0x0005	/* QEMU pci-testdev */
 
@@ -106,7 +104,7 @@ static long free_pages_now(void)
 	return global_zone_page_state(NR_FREE_PAGES);
 }
 
-/* ---- metric 1: alloc + free, one CPU or all, on a fragmented pool ---- */
+/* ---- metric 1: alloc + free, one CPU or all ---- */
 
 /* ns for @n pci_alloc_p2pmem() + pci_free_p2pmem() pairs of @size. */
 static s64 alloc_free_loop(struct pci_dev *p, size_t size, unsigned int n)
@@ -180,75 +178,36 @@ static s64 alloc_free_all_cpus(struct pci_dev *p, size_t size)
 }
 
 /*
- * Fill the pool with 64 KiB blocks, then free a fixed pseudo-random set of
- * them so that @pct percent of the pool stays in use, scattered.
- * Returns the number of blocks still held in @blocks[0..].
+ * One CPU or all of them, 4 KiB and 64 KiB. (How full the pool is does
+ * not matter to ours: a loop of one size is served by the per-CPU cache
+ * and never reaches the pool, so the bench has no fullness columns.)
  */
-static int fill_pool(struct pci_dev *p, void **blocks, unsigned int max,
-		     unsigned int pct)
+static int bench_alloc_free(struct pci_dev *p)
 {
-	struct rnd_state rnd;
-	unsigned int n = 0, keep, i, j;
-
-	while (n < max && (blocks[n] = pci_alloc_p2pmem(p, BENCH_BLOCK)))
-		n++;
-	prandom_seed_state(&rnd, 42);
-	for (i = n ? n - 1 : 0; i > 0; i--) {	/* Fisher-Yates shuffle */
-		j = prandom_u32_state(&rnd) % (i + 1);
-		swap(blocks[i], blocks[j]);
-	}
-	keep = n * pct / 100;
-	for (i = keep; i < n; i++)
-		pci_free_p2pmem(p, blocks[i], BENCH_BLOCK);
-	return keep;
-}
-
-static void empty_pool(struct pci_dev *p, void **blocks, unsigned int n)
-{
-	while (n--)
-		pci_free_p2pmem(p, blocks[n], BENCH_BLOCK);
-}
-
-static int bench_alloc_free(struct pci_dev *p, size_t pool_size)
-{
-	static const unsigned int pcts[] = { 0, 50, 90 };
 	static const size_t sizes[] = { SZ_4K, SZ_64K };
-	unsigned int max = pool_size / BENCH_BLOCK, k, s, c, i, held;
 	u64 v[BENCH_MAX_SAMPLES];
+	unsigned int s, c, i;
 	char key[64];
-	void **blocks;
 	s64 ns;
 
-	blocks = kvmalloc_array(max, sizeof(*blocks), GFP_KERNEL);
-	if (!blocks)
-		return -ENOMEM;
-	for (k = 0; k < ARRAY_SIZE(pcts); k++) {
-		held = fill_pool(p, blocks, max, pcts[k]);
-		for (s = 0; s < ARRAY_SIZE(sizes); s++) {
-			for (c = 0; c < 2; c++) {
-				for (i = 0; i < nr_samples(); i++) {
-					ns = c ? alloc_free_all_cpus(p, sizes[s]) :
-						 alloc_free_loop(p, sizes[s], iters);
-					if (ns < 0)
-						goto fail;
-					v[i] = ns;
-					cond_resched();
+	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
+		for (c = 0; c < 2; c++) {
+			for (i = 0; i < nr_samples(); i++) {
+				ns = c ? alloc_free_all_cpus(p, sizes[s]) :
+					 alloc_free_loop(p, sizes[s], iters);
+				if (ns < 0) {
+					pr_err("alloc+free failed (%lld)\n", ns);
+					return ns;
 				}
-				snprintf(key, sizeof(key), "alloc_free_%zuk_%s_%upct",
-					 sizes[s] >> 10, c ? "allcpus" : "1cpu",
-					 pcts[k]);
-				out(key, best(v, nr_samples()) / iters);
+				v[i] = ns;
+				cond_resched();
 			}
+			snprintf(key, sizeof(key), "alloc_free_%zuk_%s",
+				 sizes[s] >> 10, c ? "allcpus" : "1cpu");
+			out(key, best(v, nr_samples()) / iters);
 		}
-		empty_pool(p, blocks, held);
 	}
-	kvfree(blocks);
 	return 0;
-fail:
-	empty_pool(p, blocks, held);
-	kvfree(blocks);
-	pr_err("alloc+free at %u%% full failed (%lld)\n", pcts[k], ns);
-	return ns;
 }
 
 /* ---- metric 2: alloc_sgl + free_sgl of 1 MiB ---- */
@@ -518,7 +477,6 @@ static int register_providers(void)
 static int bench_run(void)
 {
 	struct pci_dev *big;
-	long before, after;
 	int ret;
 
 	if (nr_providers != BENCH_MAX_PROVIDERS) {
@@ -540,18 +498,14 @@ static int bench_run(void)
 		       num_online_cpus(), nr_samples(), iters);
 
 	/* Metric 4 first: nothing may have asked for these routes yet. */
-	before = free_pages_now();
 	ret = bench_distance_first();
-	after = free_pages_now();
 	if (ret)
 		return ret;
-	/* Whole pages: 8 providers x (16 clients + 1 warm-up) routes. */
-	out("route_cache_bytes", (before - after) * (s64)PAGE_SIZE);
 	ret = bench_distance_cached(big);
 	if (!ret)
 		ret = bench_find_many();
 	if (!ret)
-		ret = bench_alloc_free(big, pci_resource_len(big, 2));
+		ret = bench_alloc_free(big);
 	if (!ret)
 		ret = bench_sgl(big);
 	if (!ret)	/* the second provider is the DMA client */

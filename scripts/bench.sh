@@ -6,12 +6,14 @@
 # one with our drivers/pci/p2pdma/ and pci-p2pdma.h (build/out-bench) and one with the
 # tree's own (build/out-bench-intree, from build/linux-intree, a hard-link
 # copy of the shared tree in which only those files and drivers/pci/Kconfig
-# are replaced), boot each REPS times on the bench topology, alternating,
-# and report the medians: a table on stdout, build/bench/results.{csv,json},
+# are replaced), boot each REPS times on the bench topology, in ABBA pairs,
+# and report the medians with each row's verdict from the pairs
+# (bench/report.py): a table on stdout, build/bench/results.{csv,json},
 # build/bench/ratios.png.
 #
 # Usage: scripts/bench.sh [-r REPS] [-n | -b]
-#   -r  boots per kernel (default $BENCH_REPS, else 5)
+#   -r  boots per kernel (default $BENCH_REPS, else 10: the control rows
+#       of 5 pairs once read "faster", of 10 "tie")
 #   -n  no build: reuse the two kernels;  -b  build them only
 set -euo pipefail
 
@@ -20,7 +22,7 @@ tarball=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 shared=$top/build/linux-source-6.12
 intree=$top/build/linux-intree
 outdir=$top/build/bench
-reps=${BENCH_REPS:-5} build=1 runs=1
+reps=${BENCH_REPS:-10} build=1 runs=1
 while getopts r:nb opt; do
 	case $opt in
 	r) reps=$OPTARG ;;
@@ -123,8 +125,13 @@ fi
 mkdir -p "$outdir"
 raw=$outdir/raw.txt
 : > "$raw"
+# ABBA: pair r is the rth boot of each kernel, back to back, ours first
+# in odd pairs and second in even ones, so that a drift of the host over
+# the run (a neighbour's load, a warming cache) does not favour either.
 for r in $(seq 1 "$reps"); do
-	for k in bench bench-intree; do
+	order="bench bench-intree"
+	[ $((r % 2)) = 0 ] && order="bench-intree bench"
+	for k in $order; do
 		echo "bench: run $r/$reps, kernel $k"
 		log=$outdir/run-$k-$r.log
 		# A run counts when the guest script got to its end (BENCH-DONE),

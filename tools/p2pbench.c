@@ -2,24 +2,35 @@
 /*
  * p2pbench - the userspace half of `make bench`, run in the guest.
  *
- * Usage: p2pbench mmap BDF BYTES REPS [notouch] [split] [afterdirty]
+ * Usage: p2pbench mmap BDF BYTES REPS [notouch | memset] [split] [afterdirty]
  *          mmap BYTES of /sys/bus/pci/devices/<BDF>/p2pmem/allocate,
- *          write one byte in every page (not with "notouch"), munmap;
- *          prints the time of the fastest round in microseconds (open,
- *          mmap, touch, munmap, close); with "split", one line "TOTAL MMAP
- *          MUNMAP": that, then the fastest mmap() call and the fastest
- *          munmap() call, each the best of its own REPS (so MMAP + MUNMAP
- *          may come from different rounds); with "afterdirty", each timed
- *          round follows an untimed one of the same size that writes
- *          every page: the memory a writer just gave back is dirty, and
- *          the timed round shows what mapping costs then
+ *          write one byte in every page (not with "notouch"; with
+ *          "memset", zero the whole mapping first, as a program must to
+ *          get zeroed memory from a kernel that does not clear it), munmap;
+ *          prints the median time of the REPS rounds in microseconds
+ *          (open, mmap, touch, munmap, close); with "split", one line
+ *          "TOTAL MMAP MUNMAP": that, then the median mmap() call and the
+ *          median munmap() call, each over its own REPS; with
+ *          "afterdirty", each timed round follows an untimed one of the
+ *          same size that writes every page: the memory a writer just gave
+ *          back is dirty, and the timed round shows what mapping costs then
+ *        p2pbench clear BDF BYTES REPS
+ *          the kernel's clearing against a program's memset() of the same
+ *          memory: each round mmaps BYTES (all of the provider's pool, so
+ *          that no clean memory is left to prefer) that the round before
+ *          wrote, munmaps it untouched, mmaps it again (clean now) and
+ *          times a memset() of all of it to zero; prints "CLEAR MEMSET",
+ *          the medians of the first mmap() call less the second (the
+ *          clearing, 0 where the kernel does not clear) and of the memset()
  *        p2pbench read (BDF | ram) DEV BYTES CHUNK REPS
  *          read BYTES of DEV with O_DIRECT, CHUNK at a time, into one
  *          CHUNK buffer of P2P memory mmapped from BDF, or of host RAM;
  *          prints the best throughput in MB/s
  *
- * Best of REPS, not the median: on a shared host under TCG the slow rounds
- * measure the host's other load.
+ * mmap and clear print the median of REPS, the first round included: a
+ * best-of would drop the one round that pays for clearing dirty memory.
+ * read keeps the best: on a shared host under TCG its slow rounds measure
+ * the host's other load.
  *
  * Exit status: 0 measured; 1 a system call failed; 2 bad usage.
  */
@@ -50,11 +61,18 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The lowest (@lowest) or highest of @n values. */
-static double extreme(double *v, int n, int lowest)
+/* The highest of @n values. */
+static double highest(double *v, int n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
-	return lowest ? v[0] : v[n - 1];
+	return v[n - 1];
+}
+
+/* The median of @n values; the mean of the middle two for an even @n. */
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static void die(const char *what)
@@ -86,16 +104,20 @@ static void *map_p2pmem(const char *bdf, size_t len, double *mmap_us)
 	return p;
 }
 
+enum touch { NOTOUCH, TOUCH, MEMSET };
+
 /* One round: returns the whole round's us, the two calls' in @mmap_us, @munmap_us. */
-static double bench_mmap(const char *bdf, size_t len, int touch, double *mmap_us,
-			 double *munmap_us)
+static double bench_mmap(const char *bdf, size_t len, enum touch touch,
+			 double *mmap_us, double *munmap_us)
 {
 	double t0 = now(), t;
 	unsigned char *p;
 	size_t off;
 
 	p = map_p2pmem(bdf, len, mmap_us);
-	for (off = 0; touch && off < len; off += 4096)
+	if (touch == MEMSET)
+		memset(p, 0, len);
+	for (off = 0; touch != NOTOUCH && off < len; off += 4096)
 		p[off] = (unsigned char)(off >> 12);
 	t = now();
 	if (munmap(p, len))
@@ -131,17 +153,43 @@ static double bench_read(const char *via, const char *dev, size_t bytes, size_t 
 	return bytes / t / 1e6;
 }
 
-/* The optional words of "mmap" (argv[5...]): notouch, split, afterdirty, each once. */
-static int mmap_words(int argc, char **argv, int *touch, int *split, int *dirty)
+/*
+ * One round of "clear": @len that the round before wrote (or this one's
+ * first writer) mapped twice; the clearing in @clear_us, the memset() in
+ * @memset_us. It leaves the memory written, for the next round.
+ */
+static void bench_clear(const char *bdf, size_t len, double *clear_us,
+			double *memset_us)
+{
+	double dirty_us, clean_us;
+	unsigned char *p;
+	double t;
+
+	p = map_p2pmem(bdf, len, &dirty_us);
+	if (munmap(p, len))
+		die("munmap");
+	p = map_p2pmem(bdf, len, &clean_us);
+	t = now();
+	memset(p, 0, len);
+	*memset_us = (now() - t) * 1e6;
+	if (munmap(p, len))
+		die("munmap");
+	*clear_us = dirty_us - clean_us;
+}
+
+/* The optional words of "mmap" (argv[5...]): notouch or memset, split, afterdirty. */
+static int mmap_words(int argc, char **argv, enum touch *touch, int *split, int *dirty)
 {
 	int i;
 
-	*touch = 1;
+	*touch = TOUCH;
 	*split = 0;
 	*dirty = 0;
 	for (i = 5; i < argc; i++) {
-		if (!strcmp(argv[i], "notouch") && *touch)
-			*touch = 0;
+		if (!strcmp(argv[i], "notouch") && *touch == TOUCH)
+			*touch = NOTOUCH;
+		else if (!strcmp(argv[i], "memset") && *touch == TOUCH)
+			*touch = MEMSET;
 		else if (!strcmp(argv[i], "split") && !*split)
 			*split = 1;
 		else if (!strcmp(argv[i], "afterdirty") && !*dirty)
@@ -155,8 +203,9 @@ static int mmap_words(int argc, char **argv, int *touch, int *split, int *dirty)
 int main(int argc, char **argv)
 {
 	double v[MAX_REPS], vmap[MAX_REPS], vunmap[MAX_REPS];
-	int reps, i, lowest = 1, touch, split = 0, dirty;
+	int reps, i, split = 0, dirty;
 	double ignored[2];
+	enum touch touch;
 
 	if (argc >= 5 && argc <= 8 && !strcmp(argv[1], "mmap") &&
 	    !mmap_words(argc, argv, &touch, &split, &dirty)) {
@@ -167,14 +216,27 @@ int main(int argc, char **argv)
 			return 2;
 		for (i = 0; i < reps; i++) {
 			if (dirty)
-				bench_mmap(argv[2], len, 1, &ignored[0], &ignored[1]);
+				bench_mmap(argv[2], len, TOUCH, &ignored[0], &ignored[1]);
 			v[i] = bench_mmap(argv[2], len, touch, &vmap[i], &vunmap[i]);
 		}
-		if (split) {
-			printf("%.0f %.0f %.0f\n", extreme(v, reps, 1),
-			       extreme(vmap, reps, 1), extreme(vunmap, reps, 1));
-			return 0;
-		}
+		if (split)
+			printf("%.0f %.0f %.0f\n", median(v, reps),
+			       median(vmap, reps), median(vunmap, reps));
+		else
+			printf("%.0f\n", median(v, reps));
+		return 0;
+	} else if (argc == 5 && !strcmp(argv[1], "clear")) {
+		size_t len = strtoull(argv[3], NULL, 0);
+
+		reps = atoi(argv[4]);
+		if (reps < 1 || reps > MAX_REPS || !len)
+			return 2;
+		/* The first round's writer. */
+		bench_mmap(argv[2], len, MEMSET, &ignored[0], &ignored[1]);
+		for (i = 0; i < reps; i++)
+			bench_clear(argv[2], len, &v[i], &vmap[i]);
+		printf("%.0f %.0f\n", median(v, reps), median(vmap, reps));
+		return 0;
 	} else if (argc == 7 && !strcmp(argv[1], "read")) {
 		size_t bytes = strtoull(argv[4], NULL, 0), chunk = strtoull(argv[5], NULL, 0);
 
@@ -183,13 +245,12 @@ int main(int argc, char **argv)
 			return 2;
 		for (i = 0; i < reps; i++)
 			v[i] = bench_read(argv[2], argv[3], bytes, chunk);
-		lowest = 0;
-	} else {
-		fprintf(stderr, "usage: %s\n       %s\n",
-			"p2pbench mmap BDF BYTES REPS [notouch] [split] [afterdirty]",
-			"p2pbench read (BDF|ram) DEV BYTES CHUNK REPS");
-		return 2;
+		printf("%.0f\n", highest(v, reps));
+		return 0;
 	}
-	printf("%.0f\n", extreme(v, reps, lowest));
-	return 0;
+	fprintf(stderr, "usage: %s\n       %s\n       %s\n",
+		"p2pbench mmap BDF BYTES REPS [notouch | memset] [split] [afterdirty]",
+		"p2pbench clear BDF BYTES REPS",
+		"p2pbench read (BDF|ram) DEV BYTES CHUNK REPS");
+	return 2;
 }
