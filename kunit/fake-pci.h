@@ -440,6 +440,91 @@ static __maybe_unused struct fake_fn *fake_add_sriov(struct fake_fn *pf)
 	return vf;
 }
 
+/*
+ * A hierarchy as a table. Each line adds what its kind says and stores
+ * the function it adds at index @id of the caller's array; @up is the
+ * index of the bridge above (of the PF, for a VF). Lines run in order,
+ * and devices get their numbers in that order.
+ */
+enum fake_kind {
+	FAKE_HOST,	/* root bus @busnr; 00.0 is @vendor:@device, @class */
+	FAKE_RP,	/* root port of the last host (@vendor:@device if set) */
+	FAKE_RP00,	/* the same, at 00.0 of its root bus */
+	FAKE_SWITCH,	/* upstream port @id, downstream ports @id + 1.. @id + @n */
+	FAKE_EP,	/* endpoint of @n functions, @id.. @id + @n - 1 */
+	FAKE_RCIEP,	/* RC integrated endpoint @vendor:@device, @class */
+	FAKE_VF,	/* the VF of PF @up (no line without CONFIG_PCI_IOV) */
+};
+
+struct fake_line {
+	enum fake_kind kind;
+	int id, up;
+	u8 n, busnr;
+	u16 vendor, device;
+	u32 class;
+};
+
+#define FAKE_HOST_LINE(bus, v, d, c)	{ .kind = FAKE_HOST, .busnr = (bus), \
+					  .vendor = (v), .device = (d), .class = (c) }
+#define FAKE_RP_LINE(i)			{ .kind = FAKE_RP, .id = (i) }
+#define FAKE_RP_ID_LINE(i, v, d)	{ .kind = FAKE_RP, .id = (i), \
+					  .vendor = (v), .device = (d) }
+#define FAKE_SWITCH_LINE(i, u, ndsp)	{ .kind = FAKE_SWITCH, .id = (i), .up = (u), \
+					  .n = (ndsp) }
+#define FAKE_EP_LINE(i, u, nfn)		{ .kind = FAKE_EP, .id = (i), .up = (u), \
+					  .n = (nfn) }
+
+/* Build the @lines lines of @t into @fp, storing functions in @fn. */
+static int fake_build(struct fake_pci *fp, const struct fake_line *t,
+		      int lines, struct fake_fn **fn)
+{
+	struct fake_host *h = NULL;
+	struct fake_fn *f = NULL;
+
+	for (; lines--; t++) {
+		if (t->kind != FAKE_HOST && !h)
+			return -EINVAL;
+		if ((t->kind == FAKE_SWITCH || t->kind == FAKE_EP ||
+		     t->kind == FAKE_VF) && !fn[t->up])
+			return -EINVAL;
+		switch (t->kind) {
+		case FAKE_HOST:
+			h = fake_host_add(fp, t->busnr, t->vendor, t->device,
+					  t->class);
+			if (!h)
+				return -ENOMEM;
+			continue;
+		case FAKE_RP00:
+			h->next_slot = 0;
+			fallthrough;
+		case FAKE_RP:
+			f = t->vendor ? fake_root_port_id(h, t->vendor, t->device) :
+					fake_root_port(h);
+			break;
+		case FAKE_SWITCH:
+			f = fake_switch(fn[t->up], t->n, &fn[t->id + 1]);
+			break;
+		case FAKE_EP:
+			f = fake_endpoint(fn[t->up], t->n, &fn[t->id]);
+			break;
+		case FAKE_RCIEP:
+			f = fake_fn_add(h, NULL, fake_next_devfn(h, NULL), false,
+					PCI_EXP_TYPE_RC_END, t->vendor, t->device,
+					t->class);
+			break;
+		case FAKE_VF:
+			if (!IS_ENABLED(CONFIG_PCI_IOV))
+				continue;
+			f = fake_add_sriov(fn[t->up]);
+			break;
+		}
+		if (!f)
+			return -ENOMEM;
+		fn[t->id] = f;
+	}
+	return 0;
+}
+
 /* Number the buses below @br depth first from @next; returns next free. */
 static u8 fake_number_buses(struct fake_pci *fp, struct fake_fn *br, u8 next)
 {

@@ -54,186 +54,86 @@ enum rt_node {
 static struct fake_pci *rt_fp;
 static struct fake_fn *rt[RT_NODES];
 
-static int rt_build(struct fake_pci *fp)
-{
-	struct fake_host *h;
-	struct fake_fn *d[4];
+#define RT_HOST(bus, v, d, c)	FAKE_HOST_LINE(bus, v, d, c)
+#define RT_RP(i)		FAKE_RP_LINE(i)
+#define RT_SW(i, up, n)		FAKE_SWITCH_LINE(i, up, n)
+#define RT_EP(i, up)		FAKE_EP_LINE(i, up, 1)
 
+/* The hierarchy of enum rt_node, host bridge by host bridge. */
+static const struct fake_line rt_topology[] = {
 	/* 7e57:00: the main host bridge. */
-	h = fake_host_add(fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
-			  HB_CLASS);
-	if (!h)
-		return -ENOMEM;
-	rt[RP1] = fake_root_port(h);
-	if (!rt[RP1])
-		return -ENOMEM;
-	rt[USP0] = fake_switch(rt[RP1], 4, d);
-	if (!rt[USP0])
-		return -ENOMEM;
-	rt[DSP0A] = d[0];
-	rt[DSP0B] = d[1];
-	rt[DSP0C] = d[2];
-	rt[DSP0D] = d[3];
-	rt[EPA] = fake_endpoint(rt[DSP0A], 1, NULL);
-	rt[EPB] = fake_endpoint(rt[DSP0B], 1, NULL);
-	rt[USP1] = fake_switch(rt[DSP0C], 1, &rt[DSP1A]);
-	rt[EPC] = fake_endpoint(rt[DSP1A], 1, NULL);
-	rt[USP2] = fake_switch(rt[DSP0D], 1, &rt[DSP2A]);
-	rt[EPD] = fake_endpoint(rt[DSP2A], 1, NULL);
-	rt[RP2] = fake_root_port(h);
-	if (!rt[RP2] || !fake_endpoint(rt[RP2], 3, &rt[EPM0]))
-		return -ENOMEM;
-	rt[RP3] = fake_root_port(h);
-	rt[EPE] = fake_endpoint(rt[RP3], 1, NULL);
-	rt[RP4] = fake_root_port(h);
-	rt[PF] = fake_endpoint(rt[RP4], 1, NULL);
-	rt[RP5] = fake_root_port(h);
-	rt[USP5] = fake_switch(rt[RP5], 1, &rt[DSP5A]);
-	rt[PF5] = fake_endpoint(rt[DSP5A], 1, NULL);
+	RT_HOST(0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT, HB_CLASS),
+	RT_RP(RP1), RT_SW(USP0, RP1, 4), RT_EP(EPA, DSP0A), RT_EP(EPB, DSP0B),
+	RT_SW(USP1, DSP0C, 1), RT_EP(EPC, DSP1A),
+	RT_SW(USP2, DSP0D, 1), RT_EP(EPD, DSP2A),
+	RT_RP(RP2), FAKE_EP_LINE(EPM0, RP2, 3),
+	RT_RP(RP3), RT_EP(EPE, RP3),
+	RT_RP(RP4), RT_EP(PF, RP4),
+	RT_RP(RP5), RT_SW(USP5, RP5, 1), RT_EP(PF5, DSP5A),
 
-	/* 7e57:40 */
-	h = fake_host_add(fp, 0x40, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
-			  HB_CLASS);
-	if (!h)
-		return -ENOMEM;
-	rt[K2RP] = fake_root_port(h);
-	rt[EPK2] = fake_endpoint(rt[K2RP], 1, NULL);
+	RT_HOST(0x40, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT, HB_CLASS),
+	RT_RP(K2RP), RT_EP(EPK2, K2RP),
 
-	/* 7e57:80 */
-	h = fake_host_add(fp, 0x80, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY,
-			  HB_CLASS);
-	if (!h)
-		return -ENOMEM;
-	rt[S1RP1] = fake_root_port(h);
-	rt[EPS1] = fake_endpoint(rt[S1RP1], 1, NULL);
-	rt[S1RP2] = fake_root_port(h);
-	rt[EPS2] = fake_endpoint(rt[S1RP2], 1, NULL);
+	RT_HOST(0x80, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY, HB_CLASS),
+	RT_RP(S1RP1), RT_EP(EPS1, S1RP1), RT_RP(S1RP2), RT_EP(EPS2, S1RP2),
 
-	/* 7e57:90 */
-	h = fake_host_add(fp, 0x90, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY2,
-			  HB_CLASS);
-	if (!h)
-		return -ENOMEM;
-	rt[S2RP] = fake_root_port(h);
-	rt[EPS3] = fake_endpoint(rt[S2RP], 1, NULL);
+	RT_HOST(0x90, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY2, HB_CLASS),
+	RT_RP(S2RP), RT_EP(EPS3, S2RP),
 
-	/* 7e57:a0 */
-	h = fake_host_add(fp, 0xa0, FAKE_VENDOR, 0x0001, HB_CLASS);
-	if (!h)
-		return -ENOMEM;
-	rt[URP1] = fake_root_port(h);
-	rt[EPU1] = fake_endpoint(rt[URP1], 1, NULL);
-	rt[URP2] = fake_root_port(h);
-	rt[UUSP] = fake_switch(rt[URP2], 2, &rt[UDSP1]);
-	rt[EPU2] = fake_endpoint(rt[UDSP1], 1, NULL);
-	rt[EPU3] = fake_endpoint(rt[UDSP2], 1, NULL);
+	RT_HOST(0xa0, FAKE_VENDOR, 0x0001, HB_CLASS),
+	RT_RP(URP1), RT_EP(EPU1, URP1),
+	RT_RP(URP2), RT_SW(UUSP, URP2, 2), RT_EP(EPU2, UDSP1), RT_EP(EPU3, UDSP2),
 
-	/* 7e57:c0 */
-	h = fake_host_add(fp, 0xc0, 0, 0, 0);
-	if (!h)
-		return -ENOMEM;
-	rt[NRP1] = fake_root_port(h);
-	rt[EPN1] = fake_endpoint(rt[NRP1], 1, NULL);
-	rt[NRP2] = fake_root_port(h);
-	rt[EPN2] = fake_endpoint(rt[NRP2], 1, NULL);
+	RT_HOST(0xc0, 0, 0, 0),
+	RT_RP(NRP1), RT_EP(EPN1, NRP1), RT_RP(NRP2), RT_EP(EPN2, NRP2),
 
-	/* 7e57:e0 */
-	h = fake_host_add(fp, 0xe0, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
-			  PCI_CLASS_MEMORY_OTHER << 8);
-	if (!h)
-		return -ENOMEM;
-	rt[CRP1] = fake_root_port(h);
-	rt[EPC1] = fake_endpoint(rt[CRP1], 1, NULL);
-	rt[CRP2] = fake_root_port(h);
-	rt[EPC2] = fake_endpoint(rt[CRP2], 1, NULL);
+	RT_HOST(0xe0, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
+		PCI_CLASS_MEMORY_OTHER << 8),
+	RT_RP(CRP1), RT_EP(EPC1, CRP1), RT_RP(CRP2), RT_EP(EPC2, CRP2),
 
 	/*
 	 * 7e57:20: the Skylake-SP shape. No function at 00.0; the first
 	 * device of the root bus is a root port that names the root complex.
 	 */
-	h = fake_host_add(fp, 0x20, 0, 0, 0);
-	if (!h)
-		return -ENOMEM;
-	rt[SKRP1] = fake_root_port_id(h, PCI_VENDOR_ID_INTEL, HB_SKYLAKE_RP);
-	rt[EPSK1] = fake_endpoint(rt[SKRP1], 1, NULL);
-	rt[SKRP2] = fake_root_port(h);
-	rt[EPSK2] = fake_endpoint(rt[SKRP2], 1, NULL);
+	RT_HOST(0x20, 0, 0, 0),
+	FAKE_RP_ID_LINE(SKRP1, PCI_VENDOR_ID_INTEL, HB_SKYLAKE_RP),
+	RT_EP(EPSK1, SKRP1), RT_RP(SKRP2), RT_EP(EPSK2, SKRP2),
 
 	/* 7e57:30: Ice Lake-SP's 00.0 is a system peripheral (0880). */
-	h = fake_host_add(fp, 0x30, PCI_VENDOR_ID_INTEL, HB_ICELAKE,
-			  PCI_CLASS_SYSTEM_OTHER << 8);
-	if (!h)
-		return -ENOMEM;
-	rt[ICRP1] = fake_root_port(h);
-	rt[EPI1] = fake_endpoint(rt[ICRP1], 1, NULL);
-	rt[ICRP2] = fake_root_port(h);
-	rt[EPI2] = fake_endpoint(rt[ICRP2], 1, NULL);
+	RT_HOST(0x30, PCI_VENDOR_ID_INTEL, HB_ICELAKE, PCI_CLASS_SYSTEM_OTHER << 8),
+	RT_RP(ICRP1), RT_EP(EPI1, ICRP1), RT_RP(ICRP2), RT_EP(EPI2, ICRP2),
 
 	/* 7e57:50: the root port at 00.0 is the first device. */
-	h = fake_host_add(fp, 0x50, 0, 0, 0);
-	if (!h)
-		return -ENOMEM;
-	h->next_slot = 0;
-	rt[SBRP1] = fake_root_port_id(h, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY_RP);
-	rt[EPSB1] = fake_endpoint(rt[SBRP1], 1, NULL);
-	rt[SBRP2] = fake_root_port(h);
-	rt[EPSB2] = fake_endpoint(rt[SBRP2], 1, NULL);
+	RT_HOST(0x50, 0, 0, 0),
+	{ .kind = FAKE_RP00, .id = SBRP1, .vendor = PCI_VENDOR_ID_INTEL,
+	  .device = HB_SAME_ONLY_RP },
+	RT_EP(EPSB1, SBRP1), RT_RP(SBRP2), RT_EP(EPSB2, SBRP2),
 
-	/* 7e57:60 */
-	h = fake_host_add(fp, 0x60, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY_RP2,
-			  HB_CLASS);
-	if (!h)
-		return -ENOMEM;
-	rt[HWRP1] = fake_root_port(h);
-	rt[EPHW1] = fake_endpoint(rt[HWRP1], 1, NULL);
-	rt[HWRP2] = fake_root_port(h);
-	rt[EPHW2] = fake_endpoint(rt[HWRP2], 1, NULL);
+	RT_HOST(0x60, PCI_VENDOR_ID_INTEL, HB_SAME_ONLY_RP2, HB_CLASS),
+	RT_RP(HWRP1), RT_EP(EPHW1, HWRP1), RT_RP(HWRP2), RT_EP(EPHW2, HWRP2),
 
 	/*
 	 * 7e57:70: the first device is neither at 00.0 nor a root port, so
 	 * it does not identify the root complex, known ID or not.
 	 */
-	h = fake_host_add(fp, 0x70, 0, 0, 0);
-	if (!h)
-		return -ENOMEM;
-	rt[RCIEP] = fake_fn_add(h, NULL, fake_next_devfn(h, NULL), false,
-				PCI_EXP_TYPE_RC_END, PCI_VENDOR_ID_INTEL,
-				HB_SKYLAKE_RP, PCI_CLASS_SYSTEM_OTHER << 8);
-	rt[XRP1] = fake_root_port(h);
-	rt[EPX1] = fake_endpoint(rt[XRP1], 1, NULL);
-	rt[XRP2] = fake_root_port(h);
-	rt[EPX2] = fake_endpoint(rt[XRP2], 1, NULL);
+	RT_HOST(0x70, 0, 0, 0),
+	{ .kind = FAKE_RCIEP, .id = RCIEP, .vendor = PCI_VENDOR_ID_INTEL,
+	  .device = HB_SKYLAKE_RP, .class = PCI_CLASS_SYSTEM_OTHER << 8 },
+	RT_RP(XRP1), RT_EP(EPX1, XRP1), RT_RP(XRP2), RT_EP(EPX2, XRP2),
 
 	/* Host bridges that upstream added to its list after 6.12. */
-	h = fake_host_add(fp, 0xb0, PCI_VENDOR_ID_INTEL, 0x0b25,
-			  PCI_CLASS_SYSTEM_OTHER << 8);
-	if (!h)
-		return -ENOMEM;
-	rt[LDRP1] = fake_root_port(h);
-	rt[EPL1] = fake_endpoint(rt[LDRP1], 1, NULL);
-	rt[LDRP2] = fake_root_port(h);
-	rt[EPL2] = fake_endpoint(rt[LDRP2], 1, NULL);
+	RT_HOST(0xb0, PCI_VENDOR_ID_INTEL, 0x0b25, PCI_CLASS_SYSTEM_OTHER << 8),
+	RT_RP(LDRP1), RT_EP(EPL1, LDRP1), RT_RP(LDRP2), RT_EP(EPL2, LDRP2),
 
-	h = fake_host_add(fp, 0xd0, 0x1ae0, 0x00e0, HB_CLASS);
-	if (!h)
-		return -ENOMEM;
-	rt[GRP] = fake_root_port(h);
-	rt[EPG] = fake_endpoint(rt[GRP], 1, NULL);
+	RT_HOST(0xd0, 0x1ae0, 0x00e0, HB_CLASS),
+	RT_RP(GRP), RT_EP(EPG, GRP),
 
-	h = fake_host_add(fp, 0xf0, PCI_VENDOR_ID_ZHAOXIN, 0x1003, HB_CLASS);
-	if (!h)
-		return -ENOMEM;
-	rt[ZRP1] = fake_root_port(h);
-	rt[EPZ1] = fake_endpoint(rt[ZRP1], 1, NULL);
-	rt[ZRP2] = fake_root_port(h);
-	rt[EPZ2] = fake_endpoint(rt[ZRP2], 1, NULL);
+	RT_HOST(0xf0, PCI_VENDOR_ID_ZHAOXIN, 0x1003, HB_CLASS),
+	RT_RP(ZRP1), RT_EP(EPZ1, ZRP1), RT_RP(ZRP2), RT_EP(EPZ2, ZRP2),
 
-	if (IS_ENABLED(CONFIG_PCI_IOV)) {
-		rt[VF] = fake_add_sriov(rt[PF]);
-		rt[VF5] = fake_add_sriov(rt[PF5]);
-	}
-	return 0;
-}
+	{ .kind = FAKE_VF, .id = VF, .up = PF },
+	{ .kind = FAKE_VF, .id = VF5, .up = PF5 },
+};
 
 static void rt_destroy(void)
 {
@@ -254,7 +154,7 @@ static int rt_suite_init(struct kunit_suite *suite)
 	rt_fp = fake_pci_create();
 	if (!rt_fp)
 		return -ENOMEM;
-	ret = rt_build(rt_fp);
+	ret = fake_build(rt_fp, rt_topology, ARRAY_SIZE(rt_topology), rt);
 	for (i = 0; !ret && i < RT_NODES; i++) {
 		if (i == VF || i == VF5)
 			continue;
