@@ -85,6 +85,7 @@ static int kunit_kmsg_count(struct kunit *test, u64 mark, const char *a,
 }
 
 #include "route-kunit.h"
+#include "host-bridge-policy-kunit.h"
 #include "provider-kunit.h"
 
 #include "alloc-kunit.h"
@@ -96,7 +97,8 @@ static int kunit_kmsg_count(struct kunit *test, u64 mark, const char *a,
 #include "dmabuf-kunit.h"
 #endif
 
-kunit_test_suites(&p2pdma_route_suite, &p2pdma_provider_suite,
+kunit_test_suites(&p2pdma_route_suite, &p2pdma_host_bridge_policy_suite,
+		  &p2pdma_provider_suite,
 		  &p2pdma_alloc_suite, &p2pdma_pool_model_suite,
 		  &p2pdma_configfs_suite, &p2pdma_translate_suite,
 		  &p2pdma_map_suite);
