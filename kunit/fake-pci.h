@@ -475,8 +475,9 @@ struct fake_line {
 					  .n = (nfn) }
 
 /* Build the @lines lines of @t into @fp, storing functions in @fn. */
-static int fake_build(struct fake_pci *fp, const struct fake_line *t,
-		      int lines, struct fake_fn **fn)
+static __maybe_unused int fake_build(struct fake_pci *fp,
+				     const struct fake_line *t, int lines,
+				     struct fake_fn **fn)
 {
 	struct fake_host *h = NULL;
 	struct fake_fn *f = NULL;
