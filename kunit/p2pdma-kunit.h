@@ -95,6 +95,7 @@ static int kunit_kmsg_count(struct kunit *test, u64 mark, const char *a,
 #include "map-kunit.h"
 #ifdef CONFIG_PCI_P2PDMA_DMABUF
 #include "dmabuf-kunit.h"
+#include "dmabuf-revoke-kunit.h"
 #endif
 
 kunit_test_suites(&p2pdma_route_suite, &p2pdma_host_bridge_policy_suite,
