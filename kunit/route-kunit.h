@@ -390,6 +390,16 @@ static const struct route_case route_cases[] = {
 	{ "acs-no-redirect-pf-vf-fns", PF, VF, ACS3(PF, VF, NONE), NORDR, 0, BUS, 2 },
 	{ "acs-rr-endpoint-unknown-hb", EPU2, EPU3, ACS1(EPU3), PCI_ACS_RR, 0, REFUSED, 0 },
 	{ "acs-ec-ep-unknown-hb-cpu", EPU2, EPU3, ACS1(EPU2), PCI_ACS_EC, 1, THRU, 3 + 3 + 2 + HB },
+	/*
+	 * A function's own ACS does not touch its requests to its own BAR,
+	 * which never leave it (PCIe r6.0 sec 6.12): distance 0 by bus
+	 * address, even below a host bridge that refuses P2P. 6.12 refuses
+	 * these (p2pdma.rst, "Differences from Linux 6.12").
+	 */
+	{ "self-acs-rr-mfd-fn", EPM1, EPM1, ACS1(EPM1), PCI_ACS_RR, 0, BUS, 0 },
+	{ "self-acs-cr-pf", PF, PF, ACS1(PF), PCI_ACS_CR, 0, BUS, 0 },
+	{ "self-acs-ec-vf", VF, VF, ACS1(VF), PCI_ACS_EC, 0, BUS, 0 },
+	{ "self-acs-rdr-unknown-hb", EPU2, EPU2, ACS1(EPU2), RDR, 0, BUS, 0 },
 };
 
 static void route_case_desc(const struct route_case *c, char *desc)
