@@ -16,15 +16,28 @@
       normalised line differs, every seed that reported on one kernel
       only or on neither (1..N), and every "not ok" of the suite.
 
+  upstream-compare.py guest OURS.tsv 6.12.tsv DIFFERENCES
+      The guest suites of `make test` (end-to-end checks, kselftests) on
+      both debug kernels (scripts/test-upstream-guest.sh): one table, then
+      a failure for every case that failed on ours, or whose result
+      differs (a case that reported on one kernel only differs), unless
+      a pattern of DIFFERENCES
+      (tests/upstream-guest-differences) under a row or section of
+      p2pdma.rst's that explains it covers the case; a pattern that covers
+      no such case fails too.
+
   upstream-compare.py --selftest
       Each way the comparison must fail, on synthetic logs: a seed that
       differs, a seed missing on one kernel, a "not ok" of the fuzzing, a
       fuzzing that never finished, a black-box case that failed on ours,
-      did not report on 6.12, or whose values differ unlisted, and a listed
-      difference that no longer differs; and the logs that must pass.
+      did not report on 6.12, or whose values differ unlisted, a listed
+      difference that no longer differs, a guest case that differs
+      unlisted or fails on ours, and a guest pattern that covers nothing;
+      and the logs that must pass.
 
 Each prints its table and "N passed, N failed" and exits 1 on a failure.
 """
+import fnmatch
 import os
 import re
 import sys
@@ -200,6 +213,109 @@ def fuzz(cpu, ours_log, up_log):
     return 1 if failed else 0
 
 
+def guide_titles(guide):
+    """The section titles of p2pdma.rst (a line underlined by = or -)."""
+    lines = guide.splitlines()
+    return {a.strip() for a, b in zip(lines, lines[1:])
+            if a.strip() and re.fullmatch(r"[=-]{3,}", b.strip() or "x")}
+
+
+def guest_differences(path):
+    """[(pattern, row)]: "row: TEXT" lines name a row of "Differences from
+    Linux 6.12" (or a section title, for what 6.12 lacks altogether) of
+    p2pdma.rst; the patterns (fnmatch) below it are the guest cases it
+    explains. A row the guide does not have is an error."""
+    with open(GUIDE) as f:
+        text = f.read()
+    flat, titles = " ".join(text.split()), guide_titles(text)
+    out, row = [], None
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            if line.startswith("row: "):
+                row = " ".join(line[5:].split())
+                if "* - " + row not in flat and row not in titles:
+                    sys.exit(f"{path}: p2pdma.rst has no row or section \"{row}\"")
+            elif row is None:
+                sys.exit(f"{path}: pattern \"{line}\" before any \"row: \" line")
+            else:
+                out.append((line, row))
+    return out
+
+
+def guest_case(name):
+    """The case a result is for: "machine/scenario/suite: case", without
+    the reason a failed guest check appends (": expected ...") or the
+    temporary path the checkout case names."""
+    name = re.sub(r" \(/tmp/[^)]*\)", "", name)
+    head, sep, rest = name.partition(": ")
+    if sep and "/" in head:
+        return head + sep + rest.partition(": ")[0], rest.partition(": ")[2]
+    return name, ""
+
+
+def guest_results(path):
+    """Case -> (status, detail), in the order of the run; the rows that
+    only make sense on our kernel (white-box KUnit, the build check) left
+    out."""
+    label = {"ok": "pass", "notok": "fail", "skip": "skip"}
+    rows = {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            status, name, detail = (line.rstrip("\n").split("\t", 2) + ["", ""])[:3]
+            if name.startswith("kunit: ") or name.startswith("debug kernel is built"):
+                continue
+            key, why = guest_case(name)
+            rows[key] = (label.get(status, status), "; ".join(x for x in (why, detail) if x))
+    return rows
+
+
+def guest(ours_tsv, up_tsv, diff_file):
+    ours, up = guest_results(ours_tsv), guest_results(up_tsv)
+    listed = guest_differences(diff_file)
+    used = set()
+    names = list(ours) + [n for n in up if n not in ours]
+    failed = []
+    print("| case | ours | 6.12 |")
+    print("| --- | --- | --- |")
+    for n in names:
+        a, b = ours.get(n, ("-", ""))[0], up.get(n, ("-", ""))[0]
+        why, note = [], ""
+        if a == "fail":
+            why.append("fails on ours")
+        if a != b:
+            rows = [(p, r) for p, r in listed if fnmatch.fnmatchcase(n, p)]
+            if rows:
+                used.update(p for p, _ in rows)
+                note = f" (differs: {rows[0][1]})"
+            else:
+                why.append("result differs and tests/upstream-guest-differences "
+                           "does not cover the case")
+        print(f"| {n}{note}{' **' + '; '.join(why) + '**' if why else ''} | {a} | {b} |")
+        if why:
+            failed.append(n)
+    for p, r in listed:
+        if p not in used:
+            print(f"| {p} **a pattern of tests/upstream-guest-differences ({r}) that "
+                  f"covers no differing case** | | |")
+            failed.append(p)
+    print()
+    print("What each kernel reported for a case that failed or differs:")
+    for n in names:
+        a, b = ours.get(n, ("-", "no result")), up.get(n, ("-", "no result"))
+        if a[0] == b[0] and n not in failed:
+            continue
+        print()
+        print(f"{n}:")
+        for label, (status, detail) in (("ours", a), ("6.12", b)):
+            print(f"  {label}: {status}{': ' + detail if detail else ''}")
+    passed = len(names) - len(set(failed) & set(names))
+    print(f"{passed} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
 def selftest():
     """Returns 0 if every synthetic log gets the verdict it must."""
     import contextlib
@@ -267,7 +383,41 @@ def selftest():
             failures += not ok
             print(f"{'ok' if ok else 'not ok'} {what}: "
                   f"{'fails' if rc else 'passes'}, as it {'must' if ok else 'must not'}")
-    print(f"{len(cases) - failures} passed, {failures} failed")
+
+    # The guest verdict: TSV rows "ok|notok|skip<TAB>case".
+    def tsv(rows):
+        return [f"{st}\t{name}" for st, name in rows]
+
+    gd = [("ok", "intel/base/e2e: route_a"), ("ok", "intel/base/p2pmem: mremap"),
+          ("ok", "kunit: p2pdma-map: ok"), ("ok", "debug kernel is built from our files")]
+    gu = [("ok", "intel/base/e2e: route_a"), ("notok", "intel/base/p2pmem: mremap: expected x")]
+    gcases = [
+        # (what, ours rows, 6.12 rows, must fail)
+        ("guest: a listed difference", gd, gu, False),
+        ("guest: an unlisted difference", gd + [("ok", "amd/base/e2e: b")],
+         gu + [("skip", "amd/base/e2e: b")], True),
+        ("guest: a case fails on ours", gd + [("notok", "amd/base/e2e: c")],
+         gu + [("notok", "amd/base/e2e: c")], True),
+        ("guest: a case missing on 6.12", gd + [("ok", "amd/base/e2e: d")], gu, True),
+        ("guest: a pattern covers nothing", gd, gd, True),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        diff = os.path.join(tmp, "differences")
+        with open(diff, "w") as f:
+            f.write("row: Distance of a route through the root complex\n*/p2pmem: mremap\n")
+        for what, a, b, must_fail in gcases:
+            pa, pb = os.path.join(tmp, "ours.tsv"), os.path.join(tmp, "6.12.tsv")
+            for path, rows in ((pa, a), (pb, b)):
+                with open(path, "w") as f:
+                    f.write("\n".join(tsv(rows)) + "\n")
+            with contextlib.redirect_stdout(io.StringIO()):
+                rc = guest(pa, pb, diff)
+            ok = bool(rc) == must_fail
+            failures += not ok
+            print(f"{'ok' if ok else 'not ok'} {what}: "
+                  f"{'fails' if rc else 'passes'}, as it {'must' if ok else 'must not'}")
+    total = len(cases) + len(gcases)
+    print(f"{total - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 
@@ -278,6 +428,8 @@ def main():
         return kunit(*sys.argv[2:])
     if len(sys.argv) == 5 and sys.argv[1] == "fuzz":
         return fuzz(*sys.argv[2:])
+    if len(sys.argv) == 5 and sys.argv[1] == "guest":
+        return guest(*sys.argv[2:])
     sys.exit(__doc__)
 
 
