@@ -454,6 +454,7 @@ enum fake_kind {
 	FAKE_EP,	/* endpoint of @n functions, @id.. @id + @n - 1 */
 	FAKE_RCIEP,	/* RC integrated endpoint @vendor:@device, @class */
 	FAKE_VF,	/* the VF of PF @up (no line without CONFIG_PCI_IOV) */
+	FAKE_ACS,	/* an ACS capability for @id, built before */
 };
 
 struct fake_line {
@@ -488,6 +489,8 @@ static __maybe_unused int fake_build(struct fake_pci *fp,
 		if ((t->kind == FAKE_SWITCH || t->kind == FAKE_EP ||
 		     t->kind == FAKE_VF) && !fn[t->up])
 			return -EINVAL;
+		if (t->kind == FAKE_ACS && !fn[t->id])
+			return -EINVAL;
 		switch (t->kind) {
 		case FAKE_HOST:
 			h = fake_host_add(fp, t->busnr, t->vendor, t->device,
@@ -518,6 +521,9 @@ static __maybe_unused int fake_build(struct fake_pci *fp,
 				continue;
 			f = fake_add_sriov(fn[t->up]);
 			break;
+		case FAKE_ACS:
+			fake_add_acs(fn[t->id]);
+			continue;
 		}
 		if (!f)
 			return -ENOMEM;

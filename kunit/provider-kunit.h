@@ -17,47 +17,32 @@
  * fourth downstream port with endpoint FAR1, root port 2 with FAR2.
  * 7e57:a0 (unknown host bridge): root port with endpoint X.
  */
-enum pv_node { N0, N1, N2, N3, FAR1, FAR2, PX, PV_NODES };
+enum pv_node {
+	N0, N1, N2, N3, FAR1, FAR2, PX, PV_NODES,
+	/* The bridges, after the endpoints that the cases loop over. */
+	PV_RP1 = PV_NODES, PV_USP, PV_DSP0, PV_DSP1, PV_DSP2, PV_DSP3, PV_DSP4,
+	PV_USP2, PV_D2, PV_RP2, PV_RPX, PV_ALL
+};
 
 static struct fake_pci *pv_fp;
-static struct fake_fn *pv[PV_NODES];
-static struct fake_fn *pv_dsp[5];
+static struct fake_fn *pv[PV_ALL];
 
-static int pv_build(struct fake_pci *fp)
-{
-	struct fake_host *h;
-	struct fake_fn *rp, *d2;
-	int i;
+#define PV_ACS(i)	{ .kind = FAKE_ACS, .id = (i) }
 
-	h = fake_host_add(fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
-			  HB_CLASS);
-	if (!h)
-		return -ENOMEM;
-	rp = fake_root_port(h);
-	if (!rp || !fake_switch(rp, 5, pv_dsp))
-		return -ENOMEM;
-	for (i = 0; i < 4; i++) {
-		fake_add_acs(pv_dsp[i]);
-		pv[N0 + i] = fake_endpoint(pv_dsp[i], 1, NULL);
-	}
-	if (!fake_switch(pv_dsp[4], 1, &d2))
-		return -ENOMEM;
-	fake_add_acs(d2);
-	pv[FAR1] = fake_endpoint(d2, 1, NULL);
-	rp = fake_root_port(h);
-	if (!rp)
-		return -ENOMEM;
-	pv[FAR2] = fake_endpoint(rp, 1, NULL);
+static const struct fake_line pv_topology[] = {
+	FAKE_HOST_LINE(0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT, HB_CLASS),
+	FAKE_RP_LINE(PV_RP1), FAKE_SWITCH_LINE(PV_USP, PV_RP1, 5),
+	PV_ACS(PV_DSP0), FAKE_EP_LINE(N0, PV_DSP0, 1),
+	PV_ACS(PV_DSP1), FAKE_EP_LINE(N1, PV_DSP1, 1),
+	PV_ACS(PV_DSP2), FAKE_EP_LINE(N2, PV_DSP2, 1),
+	PV_ACS(PV_DSP3), FAKE_EP_LINE(N3, PV_DSP3, 1),
+	FAKE_SWITCH_LINE(PV_USP2, PV_DSP4, 1), PV_ACS(PV_D2),
+	FAKE_EP_LINE(FAR1, PV_D2, 1),
+	FAKE_RP_LINE(PV_RP2), FAKE_EP_LINE(FAR2, PV_RP2, 1),
 
-	h = fake_host_add(fp, 0xa0, FAKE_VENDOR, 0x0001, HB_CLASS);
-	if (!h)
-		return -ENOMEM;
-	rp = fake_root_port(h);
-	if (!rp)
-		return -ENOMEM;
-	pv[PX] = fake_endpoint(rp, 1, NULL);
-	return 0;
-}
+	FAKE_HOST_LINE(0xa0, FAKE_VENDOR, 0x0001, HB_CLASS),
+	FAKE_RP_LINE(PV_RPX), FAKE_EP_LINE(PX, PV_RPX, 1),
+};
 
 /*
  * What makes each provider of this suite pool-backed (pci_has_p2pmem()):
@@ -96,7 +81,7 @@ static int pv_suite_init(struct kunit_suite *suite)
 	pv_fp = fake_pci_create();
 	if (!pv_fp)
 		return -ENOMEM;
-	ret = pv_build(pv_fp);
+	ret = fake_build(pv_fp, pv_topology, ARRAY_SIZE(pv_topology), pv);
 	for (i = 0; !ret && i < PV_NODES; i++)
 		if (!pv[i])
 			ret = -ENOMEM;
@@ -128,7 +113,7 @@ static void pv_exit(struct kunit *test)
 
 	for (i = 0; i < PV_NODES; i++)
 		pci_p2pmem_publish(pv[i]->pdev, false);
-	pci_p2pmem_publish(pv_dsp[0]->pdev, false);
+	pci_p2pmem_publish(pv[PV_DSP0]->pdev, false);
 }
 
 static struct pci_p2pdma *pv_p2p(struct fake_fn *fn)
@@ -177,14 +162,14 @@ static void cache_refresh_acs_test(struct kunit *test)
 	p2p_route_lookup(p, c, &r);
 	KUNIT_EXPECT_EQ(test, r.map, BUS);
 
-	fake_set_acs_ctrl(pv_dsp[2], PCI_ACS_RR);
+	fake_set_acs_ctrl(pv[PV_DSP2], PCI_ACS_RR);
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &c, 1, false),
 			3 + 3 + 2 + HB);
 	p2p_route_lookup(p, c, &r);
 	KUNIT_EXPECT_EQ(test, r.map, THRU);
 	KUNIT_EXPECT_EQ(test, r.distance, 3 + 3 + 2 + HB);
 
-	fake_set_acs_ctrl(pv_dsp[2], 0);
+	fake_set_acs_ctrl(pv[PV_DSP2], 0);
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &c, 1, false), 4);
 	p2p_route_lookup(p, c, &r);
 	KUNIT_EXPECT_EQ(test, r.map, BUS);
@@ -213,12 +198,12 @@ static void cache_orchestrator_adds_none_test(struct kunit *test)
 	/* The mapping's look-up caches it; the next call refreshes it. */
 	p2p_route_lookup(p, c, &r);
 	KUNIT_EXPECT_TRUE(test, xa_is_value(xa_load(routes, key)));
-	fake_set_acs_ctrl(pv_dsp[2], PCI_ACS_RR);
+	fake_set_acs_ctrl(pv[PV_DSP2], PCI_ACS_RR);
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &c, 1, false),
 			3 + 3 + 2 + HB);
 	p2p_route_lookup(p, c, &r);
 	KUNIT_EXPECT_EQ(test, r.map, THRU);
-	fake_set_acs_ctrl(pv_dsp[2], 0);
+	fake_set_acs_ctrl(pv[PV_DSP2], 0);
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &c, 1, false), 4);
 }
 
@@ -233,11 +218,11 @@ static void cache_all_ones_test(struct kunit *test)
 	struct p2p_route r;
 
 	xa_destroy(&pv_p2p(pv[N3])->routes);
-	WRITE_ONCE(pv_dsp[0]->gone, true);
+	WRITE_ONCE(pv[PV_DSP0]->gone, true);
 	p2p_route_lookup(p, c, &r);
 	KUNIT_EXPECT_NE(test, r.map, BUS);
 	KUNIT_EXPECT_NE(test, pci_p2pdma_distance_many(p, &c, 1, false), 4);
-	WRITE_ONCE(pv_dsp[0]->gone, false);
+	WRITE_ONCE(pv[PV_DSP0]->gone, false);
 
 	p2p_route_lookup(p, c, &r);
 	KUNIT_EXPECT_EQ(test, r.map, BUS);
@@ -362,7 +347,7 @@ static void cache_same_answer_test(struct kunit *test)
 /* Without provider state there is no cache: every lookup walks. */
 static void cache_none_without_state_test(struct kunit *test)
 {
-	struct pci_dev *p = pv_dsp[3]->pdev;	/* a bridge: no provider */
+	struct pci_dev *p = pv[PV_DSP3]->pdev;	/* a bridge: no provider */
 	struct device *c = &pv[N0]->pdev->dev;
 	struct p2p_route r;
 
@@ -537,13 +522,13 @@ static void find_no_client_test(struct kunit *test)
  */
 static void find_skips_provider_without_memory_test(struct kunit *test)
 {
-	struct pci_dev *bare = pv_dsp[0]->pdev;
+	struct pci_dev *bare = pv[PV_DSP0]->pdev;
 	struct device *c = &pv[N0]->pdev->dev;
 	struct pci_dev *got;
 	int i;
 
 	KUNIT_ASSERT_EQ(test, pv_setup_provider(bare, NULL), 0);
-	KUNIT_ASSERT_TRUE(test, list_empty(&pv_p2p(pv_dsp[0])->regions));
+	KUNIT_ASSERT_TRUE(test, list_empty(&pv_p2p(pv[PV_DSP0])->regions));
 	KUNIT_ASSERT_EQ(test, pci_p2pdma_distance(bare, c, false), 1);
 	pci_p2pmem_publish(bare, true);
 	pci_p2pmem_publish(pv[N1]->pdev, true);
@@ -831,7 +816,7 @@ static int pv_releaser(void *data)
  */
 static void release_waits_for_readers_test(struct kunit *test)
 {
-	struct pci_dev *pdev = pv_dsp[1]->pdev;
+	struct pci_dev *pdev = pv[PV_DSP1]->pdev;
 	unsigned long key = p2p_client_key(pv[N1]->pdev);
 	struct pci_p2pdma *p2p;
 	struct pv_release *rel;
@@ -849,7 +834,7 @@ static void release_waits_for_readers_test(struct kunit *test)
 	/* A mapping's look-up caches the route (an orchestrator's does not). */
 	p2p_route_lookup(pdev, &pv[N1]->pdev->dev, &route);
 	KUNIT_ASSERT_EQ(test, route.distance, 1);
-	entry = xa_load(&pv_p2p(pv_dsp[1])->routes, key);
+	entry = xa_load(&pv_p2p(pv[PV_DSP1])->routes, key);
 	KUNIT_ASSERT_TRUE(test, xa_is_value(entry));
 	entry = NULL;
 	p2p_provider_close(pdev);
