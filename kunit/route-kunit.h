@@ -181,70 +181,8 @@ static void rt_suite_exit(struct kunit_suite *suite)
 
 /*
  * Every case starts with ACS redirect off everywhere and the CPU rule off,
- * whatever CPU the tests run on.
+ * whatever CPU the tests run on (set_cpu_rule(), p2pdma-kunit.h).
  */
-static bool cpu_rule_off(void)
-{
-	return false;
-}
-
-static bool cpu_rule_on(void)
-{
-	return true;
-}
-
-/*
- * The CPU rule (AMD Zen routes P2P through any host bridge) as a case
- * wants it, whatever CPU the tests run on; a static stub of the case's,
- * undone by KUnit when the case ends.
- */
-static void set_cpu_rule(struct kunit *test, bool on)
-{
-	if (on)
-		kunit_activate_static_stub(test, p2p_cpu_routes_p2p, cpu_rule_on);
-	else
-		kunit_activate_static_stub(test, p2p_cpu_routes_p2p, cpu_rule_off);
-}
-
-/* The host bridge policy as printed by the parameter, without "\n". */
-static void policy_now(char *buf)
-{
-	int n = p2p_policy_get(buf, NULL);
-
-	if (n && buf[n - 1] == '\n')
-		buf[n - 1] = '\0';
-}
-
-static void policy_restore(void *saved)
-{
-	char *now = kmalloc(PAGE_SIZE, GFP_KERNEL);
-
-	if (now)
-		policy_now(now);
-	if (!now || strcmp(now, saved))
-		p2p_policy_set(saved, NULL);
-	kfree(now);
-}
-
-/*
- * Give the case the host bridge policy @rules (pci_p2pdma.host_bridges),
- * whatever the command line set; the previous one comes back when the
- * case ends. Nothing is changed (nor logged) when it is already @rules.
- */
-static void set_policy(struct kunit *test, const char *rules)
-{
-	char *saved = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, saved);
-	policy_now(saved);
-	if (!strcmp(saved, rules))
-		return;
-	KUNIT_ASSERT_EQ(test,
-			kunit_add_action_or_reset(test, policy_restore, saved),
-			0);
-	KUNIT_ASSERT_EQ(test, p2p_policy_set(rules, NULL), 0);
-}
-
 static void rt_reset(void)
 {
 	int i;
