@@ -5,9 +5,9 @@
 # flavour with KCSAN in place of KASAN) and boot it, one guest at a time, on
 # the machines of tests/machines that run the KUnit suites and the
 # concurrency cases: `intel` (KUnit, among them the pool on every CPU at
-# once), `intel-switch` (the full p2pdma_test: threads, unbind stress, mmap
-# vs unbind; the same load cases with the ivshmem as provider) and `iommu`
-# (the full p2pdma_test again, under a translating IOMMU). tests/run-all.sh
+# once), `intel-switch` (the full p2pdma_test and p2pmem_unbind: threads,
+# unbind stress, mmap vs unbind; the same load cases with the ivshmem as
+# provider) and `iommu` (both again, under a translating IOMMU). tests/run-all.sh
 # judges them against tests/plan like `make test` does, and tests/judge.sh fails
 # the run on a KCSAN report whose stacks have a frame of our code
 # (drivers/pci/p2pdma/, p2pmem-bar); reports about other code are listed

@@ -39,5 +39,6 @@ guest_env P2P_IOMMU_BUS=iommu_switch,p2pJ1,p2pJ2,4
 scenario iommu p2pI2 p2pI1 p2pI2 through-host-bridge through-host-bridge 1028 1028
 # A 64 MiB CMB: too small for the 1 GiB case.
 expect_skip 'iommu/p2pdma_test: p2pmem.one_gib_*'
+expect_skip 'iommu/p2pmem_unbind: p2pmem.one_gib_*'
 # The route to edu is not refused here.
 expect_skip 'iommu_edu/p2pmem_edu: edu.refused_route_attach_is_eremoteio_with_reason'

@@ -16,9 +16,9 @@
 # last, after every suite has freed what it used. Exits 1 if any suite did.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 sel=$top/build/selftests/install/p2pdma
-# The p2pdma_test cases whose result depends on the route.
-route_cases=(-t odirect_source_into_p2pmem -t odirect_p2pmem_to_destination
-	     -t unbind_during_odirect_io)
+# The p2pdma_test and p2pmem_unbind cases whose result depends on the route.
+route_cases=(-t odirect_source_into_p2pmem -t odirect_p2pmem_to_destination)
+route_unbind_cases=(-t unbind_during_odirect_io)
 
 # The route-independent suites the first scenario runs: P2P_SUITES, a
 # colon-separated list (tests/machines spreads them over the machines),
@@ -72,6 +72,11 @@ while scn=$(printenv "P2P_SCN_$i"); do
 	else
 		suite "$name/p2pdma_test" "$sel/p2pdma_test" "${route_cases[@]}"
 	fi
+	if [ "$i" = 1 ] && wanted p2pmem_unbind; then
+		suite "$name/p2pmem_unbind" "$sel/p2pmem_unbind"
+	else
+		suite "$name/p2pmem_unbind" "$sel/p2pmem_unbind" "${route_unbind_cases[@]}"
+	fi
 	# /dev/p2pmem on the scenario's provider (an NVMe CMB, which cannot
 	# withdraw its memory: the EACCES case needs p2pmem-bar, below).
 	if [ "$i" = 1 ] && wanted p2pmem_export; then
@@ -91,8 +96,8 @@ done
 # The machine's ivshmem (P2P_IVSHMEM, its vendor:device; P2P_IVSHMEM_SCN:
 # name, source, destination and the map types expected to them): the
 # p2pmem-bar driver's suite, which leaves it bound to that driver, then the
-# p2pdma_test cases that need no namespace of the provider's own, with the
-# ivshmem as the provider.
+# p2pdma_test and p2pmem_unbind cases that need no namespace of the
+# provider's own, with the ivshmem as the provider.
 ivshmem_cases=(-t cpu_writes_read_back -t new_mapping_reads_zero_after_another_process
 	       -t odirect_source_into_p2pmem -t odirect_p2pmem_to_destination
 	       -t threads_map_io_unmap_then_all_returned
@@ -100,8 +105,8 @@ ivshmem_cases=(-t cpu_writes_read_back -t new_mapping_reads_zero_after_another_p
 	       -t new_mapping_reads_zero_after_dma_only_write
 	       -t new_mapping_reads_zero_after_child_only_write
 	       -t new_mapping_reads_zero_after_write_via_mprotect
-	       -t new_mapping_reads_zero_after_untouched_and_touched_mix
-	       -t unbind_revokes_mapping_with_sigbus
+	       -t new_mapping_reads_zero_after_untouched_and_touched_mix)
+ivshmem_unbind_cases=(-t unbind_revokes_mapping_with_sigbus
 	       -t one_gib_unbind_revokes_mapping_with_sigbus
 	       -t unbind_revokes_mapping_in_forked_child -t mmap_races_unbind
 	       -t unbind_during_odirect_io -t unbind_rebind_stress
@@ -114,8 +119,10 @@ if [ -n "${P2P_IVSHMEM:-}" ] && [ -n "${P2P_IVSHMEM_SCN:-}" ]; then
 	ivbdf=$(. "$top/guest/lib.sh" && ivshmem_bdf "$P2P_IVSHMEM")
 	[ -d "/sys/bus/pci/devices/$ivbdf/p2pmem" ] ||
 		(. "$top/guest/lib.sh" && bind_p2pmem_bar "$ivbdf")
-	suite "$name/p2pdma_test_ivshmem" env P2P_MEM_BDF="$ivbdf" P2P_UNBIND_CYCLES=3 \
-		P2P_RACE_CYCLES=3 "$sel/p2pdma_test" "${ivshmem_cases[@]}"
+	suite "$name/p2pdma_test_ivshmem" env P2P_MEM_BDF="$ivbdf" \
+		"$sel/p2pdma_test" "${ivshmem_cases[@]}"
+	suite "$name/p2pmem_unbind_ivshmem" env P2P_MEM_BDF="$ivbdf" P2P_UNBIND_CYCLES=3 \
+		P2P_RACE_CYCLES=3 "$sel/p2pmem_unbind" "${ivshmem_unbind_cases[@]}"
 	if wanted p2pmem_export; then
 		suite "$name/p2pmem_export" env P2P_MEM_BDF="$ivbdf" "$sel/p2pmem_export"
 	fi
