@@ -191,32 +191,26 @@ static int p2pmem_bar_probe(struct pci_dev *pdev, const struct pci_device_id *id
 	return 0;
 }
 
-static ssize_t bar_show(struct device *dev, struct device_attribute *attr,
-			char *buf)
-{
-	struct p2pmem_bar *p = dev_get_drvdata(dev);
+/* bar, offset and size: the region this device registered at probe. */
+static ssize_t region_show(struct device *dev, struct device_attribute *attr,
+			   char *buf);
+static struct device_attribute dev_attr_bar =
+	__ATTR(bar, 0444, region_show, NULL);
+static struct device_attribute dev_attr_offset =
+	__ATTR(offset, 0444, region_show, NULL);
+static struct device_attribute dev_attr_size =
+	__ATTR(size, 0444, region_show, NULL);
 
-	return sysfs_emit(buf, "%d\n", p->bar);
-}
-static DEVICE_ATTR_RO(bar);
-
-static ssize_t offset_show(struct device *dev, struct device_attribute *attr,
+static ssize_t region_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
 	struct p2pmem_bar *p = dev_get_drvdata(dev);
 
-	return sysfs_emit(buf, "%llu\n", p->offset);
+	if (attr == &dev_attr_bar)
+		return sysfs_emit(buf, "%d\n", p->bar);
+	return sysfs_emit(buf, "%llu\n",
+			  attr == &dev_attr_offset ? p->offset : p->size);
 }
-static DEVICE_ATTR_RO(offset);
-
-static ssize_t size_show(struct device *dev, struct device_attribute *attr,
-			 char *buf)
-{
-	struct p2pmem_bar *p = dev_get_drvdata(dev);
-
-	return sysfs_emit(buf, "%llu\n", p->size);
-}
-static DEVICE_ATTR_RO(size);
 
 static ssize_t publish_show(struct device *dev, struct device_attribute *attr,
 			    char *buf)
