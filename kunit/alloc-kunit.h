@@ -11,7 +11,18 @@
 #define ALLOC_POOL		(PAGE_SIZE << ALLOC_ORDER)
 #define ALLOC_BAR_OFFSET	0x10000
 
+enum { AL_RP1, AL_PROV, AL_RP2, AL_PLAIN, AL_FNS };
+
+static const struct fake_line al_topology[] = {
+	FAKE_HOST_LINE(0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT, HB_CLASS),
+	FAKE_RP_LINE(AL_RP1),
+	FAKE_EP_LINE(AL_PROV, AL_RP1, 1),
+	FAKE_RP_LINE(AL_RP2),
+	FAKE_EP_LINE(AL_PLAIN, AL_RP2, 1),
+};
+
 static struct fake_pci *al_fp;
+static struct fake_fn *al_fn[AL_FNS];
 static struct fake_fn *al_prov, *al_plain;
 static struct page *al_pages;
 static struct p2p_region al_region;
@@ -62,30 +73,14 @@ static void al_suite_exit(struct kunit_suite *suite)
 
 static int al_suite_init(struct kunit_suite *suite)
 {
-	struct fake_host *h;
-	struct fake_fn *rp;
-	int ret = -ENOMEM;
+	int ret;
 
-	al_fp = fake_pci_create();
-	if (!al_fp)
-		return -ENOMEM;
-	h = fake_host_add(al_fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
-			  HB_CLASS);
-	if (!h)
-		goto fail;
-	rp = fake_root_port(h);
-	if (!rp)
-		goto fail;
-	al_prov = fake_endpoint(rp, 1, NULL);
-	rp = fake_root_port(h);
-	if (!rp || !al_prov)
-		goto fail;
-	al_plain = fake_endpoint(rp, 1, NULL);
-	if (!al_plain)
-		goto fail;
-	ret = fake_pci_scan(al_fp);
+	ret = fake_pci_table(&al_fp, al_topology, ARRAY_SIZE(al_topology),
+			     al_fn, 0, 0);
 	if (ret)
-		goto fail;
+		return ret;
+	al_prov = al_fn[AL_PROV];
+	al_plain = al_fn[AL_PLAIN];
 	ret = pv_setup_provider(al_prov->pdev, NULL);
 	if (ret)
 		goto fail;

@@ -6,7 +6,17 @@
  * device without P2P memory. Included by p2pdma-kunit.h.
  */
 
+/* One host bridge, one root port, one device of three functions. */
+enum { CF_RP, CF_FN0, CF_FN1, CF_FN2, CF_FNS };
+
+static const struct fake_line cf_topology[] = {
+	FAKE_HOST_LINE(0x00, FAKE_VENDOR, 0x0001, HB_CLASS),
+	FAKE_RP_LINE(CF_RP),
+	FAKE_EP_LINE(CF_FN0, CF_RP, 3),
+};
+
 static struct fake_pci *cf_fp;
+static struct fake_fn *cf_fn[CF_FNS];
 static struct fake_fn *cf_prov, *cf_plain, *cf_unpub;
 /* The published provider's range: see pv_ranges. */
 static struct p2p_region cf_range;
@@ -19,31 +29,23 @@ static void cf_suite_exit(struct kunit_suite *suite)
 
 static int cf_suite_init(struct kunit_suite *suite)
 {
-	struct fake_fn *rp, *fns[3];
-	struct fake_host *h;
-	int ret = -ENOMEM;
+	int ret;
 
 	memset(&cf_range, 0, sizeof(cf_range));
-	cf_fp = fake_pci_create();
-	if (!cf_fp)
-		return -ENOMEM;
-	h = fake_host_add(cf_fp, 0x00, FAKE_VENDOR, 0x0001, HB_CLASS);
-	rp = h ? fake_root_port(h) : NULL;
-	cf_prov = rp ? fake_endpoint(rp, 3, fns) : NULL;
-	if (!cf_prov)
-		goto fail;
-	cf_plain = fns[1];
-	cf_unpub = fns[2];
-	ret = fake_pci_scan(cf_fp);
-	if (!ret)
-		ret = pv_setup_provider(cf_prov->pdev, &cf_range);
+	ret = fake_pci_table(&cf_fp, cf_topology, ARRAY_SIZE(cf_topology),
+			     cf_fn, 0, 0);
+	if (ret)
+		return ret;
+	cf_prov = cf_fn[CF_FN0];
+	cf_plain = cf_fn[CF_FN1];
+	cf_unpub = cf_fn[CF_FN2];
+	ret = pv_setup_provider(cf_prov->pdev, &cf_range);
 	if (!ret)
 		ret = pv_setup_provider(cf_unpub->pdev, NULL);
 	if (!ret) {
 		pci_p2pmem_publish(cf_prov->pdev, true);
 		return 0;
 	}
-fail:
 	cf_suite_exit(suite);
 	return ret;
 }

@@ -14,10 +14,10 @@
  * release; the revocation suite (dmabuf-revoke-kunit.h) shares its
  * fixture. Included by p2pdma-kunit.h.
  *
- * The hierarchy is the bus address suite's (xl_build()), with the window
- * at db_reserved and a BAR on Q too (a second provider, which only
- * db_other_provider_not_stalled_test registers):
- *   7e57:00 (Intel 0x2020), window CPU db_reserved -> bus XL_BUS_BASE
+ * The hierarchy is the bus address suite's (xl_build()), with a BAR on
+ * Q too (a second provider, which only db_other_provider_not_stalled_test
+ * registers):
+ *   7e57:00 (Intel 0x2020), window CPU db_fp->window -> bus XL_BUS_BASE
  *     root port 1 - switch: DSP0 - P (BAR 0: 64-bit, DB_SIZE)
  *                           DSP1 - Q (BAR 0: 64-bit, XL_BAR_SIZE)
  *     root port 2 - R
@@ -35,12 +35,14 @@
 #define DB_SIZE		(4 * P2P_MAP_BATCH * PAGE_SIZE)
 #define DB_BUF		(256 * 1024)	/* bytes a case exports */
 
-static struct resource db_reserved = {
-	.name = "p2pdma-kunit dma-buf BARs",
-	.flags = IORESOURCE_MEM,
+static const struct fake_line db_bars[] = {
+	FAKE_BAR64_LINE(XL_P, XL_BAR_AT, DB_SIZE),
+	/* Just above P's. */
+	FAKE_BAR64_LINE(XL_Q, XL_BAR_AT + DB_SIZE, XL_BAR_SIZE),
 };
 
 static struct fake_pci *db_fp;
+static struct fake_fn *db_fn[XL_FNS];
 static struct fake_fn *db_p, *db_q, *db_r;
 
 /* One case's state: its registration, dma-buf and importer. */
@@ -93,33 +95,25 @@ static void db_suite_exit(struct kunit_suite *suite)
 {
 	fake_pci_destroy(db_fp);
 	db_fp = NULL;
-	db_p = NULL;
-	db_q = NULL;
-	db_r = NULL;
-	if (db_reserved.parent)
-		release_resource(&db_reserved);
 }
 
 static int db_suite_init(struct kunit_suite *suite)
 {
 	int ret;
 
-	/* The bus address suite's hierarchy, with a window of our own. */
-	ret = xl_build(&db_fp, &db_reserved, &db_p, &db_q, &db_r, DB_SIZE,
-		       true);
+	ret = xl_build(&db_fp, db_fn, db_bars, ARRAY_SIZE(db_bars));
 	if (ret)
-		goto fail;
+		return ret;
+	db_p = db_fn[XL_P];
+	db_q = db_fn[XL_Q];
+	db_r = db_fn[XL_R];
 	/* The BAR is above 4 GiB: a client through the host bridge maps it. */
 	ret = dma_set_mask_and_coherent(&db_q->pdev->dev, DMA_BIT_MASK(64));
 	if (!ret)
 		ret = dma_set_mask_and_coherent(&db_r->pdev->dev,
 						DMA_BIT_MASK(64));
 	if (ret)
-		goto fail;
-	return 0;
-
-fail:
-	db_suite_exit(suite);
+		db_suite_exit(suite);
 	return ret;
 }
 

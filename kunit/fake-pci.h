@@ -79,6 +79,8 @@ struct fake_pci {
 	atomic_t reads;		/* config reads served, for cache tests */
 	u32 next_bar;
 	bool scanned;
+	struct resource window;	/* CPU range fake_pci_table() reserved */
+	pci_bus_addr_t window_bus;	/* the bus address of its start */
 };
 
 /* The hierarchy that fake_pci_ops serves; tests run one at a time. */
@@ -455,6 +457,8 @@ enum fake_kind {
 	FAKE_RCIEP,	/* RC integrated endpoint @vendor:@device, @class */
 	FAKE_VF,	/* the VF of PF @up (no line without CONFIG_PCI_IOV) */
 	FAKE_ACS,	/* an ACS capability for @id, built before */
+	FAKE_WINDOW,	/* the last host decodes the reserved window */
+	FAKE_BAR64,	/* BAR 0 of @id: 64-bit, @size bytes, @at into the window */
 };
 
 struct fake_line {
@@ -463,6 +467,8 @@ struct fake_line {
 	u8 n, busnr;
 	u16 vendor, device;
 	u32 class;
+	u64 at;
+	u32 size;
 };
 
 #define FAKE_HOST_LINE(bus, v, d, c)	{ .kind = FAKE_HOST, .busnr = (bus), \
@@ -474,6 +480,10 @@ struct fake_line {
 					  .n = (ndsp) }
 #define FAKE_EP_LINE(i, u, nfn)		{ .kind = FAKE_EP, .id = (i), .up = (u), \
 					  .n = (nfn) }
+#define FAKE_ACS_LINE(i)		{ .kind = FAKE_ACS, .id = (i) }
+#define FAKE_WINDOW_LINE		{ .kind = FAKE_WINDOW }
+#define FAKE_BAR64_LINE(i, a, s)	{ .kind = FAKE_BAR64, .id = (i), .at = (a), \
+					  .size = (s) }
 
 /* Build the @lines lines of @t into @fp, storing functions in @fn. */
 static __maybe_unused int fake_build(struct fake_pci *fp,
@@ -489,7 +499,11 @@ static __maybe_unused int fake_build(struct fake_pci *fp,
 		if ((t->kind == FAKE_SWITCH || t->kind == FAKE_EP ||
 		     t->kind == FAKE_VF) && !fn[t->up])
 			return -EINVAL;
-		if (t->kind == FAKE_ACS && !fn[t->id])
+		if ((t->kind == FAKE_ACS || t->kind == FAKE_BAR64) &&
+		    !fn[t->id])
+			return -EINVAL;
+		if ((t->kind == FAKE_WINDOW || t->kind == FAKE_BAR64) &&
+		    !fp->window.parent)
 			return -EINVAL;
 		switch (t->kind) {
 		case FAKE_HOST:
@@ -523,6 +537,14 @@ static __maybe_unused int fake_build(struct fake_pci *fp,
 			break;
 		case FAKE_ACS:
 			fake_add_acs(fn[t->id]);
+			continue;
+		case FAKE_WINDOW:
+			fake_host_mem_window(h, fp->window.start,
+					     resource_size(&fp->window),
+					     fp->window_bus);
+			continue;
+		case FAKE_BAR64:
+			fake_bar64(fn[t->id], fp->window_bus + t->at, t->size);
 			continue;
 		}
 		if (!f)
@@ -662,8 +684,53 @@ static void fake_pci_destroy(struct fake_pci *fp)
 		list_del(&h->node);
 		kfree(h);
 	}
+	if (fp->window.parent)
+		release_resource(&fp->window);
 	fake_pci_live = NULL;
 	kfree(fp);
+}
+
+/* fake_pci_table()'s @bus for a window seen at its own CPU address. */
+#define FAKE_BUS_IS_CPU		((pci_bus_addr_t)-1)
+
+/*
+ * A new hierarchy built from the @lines lines of @t (functions stored in
+ * @fn) and scanned. A @window of more than 0 bytes is first reserved from
+ * iomem above 4 GiB, aligned to its size, for the FAKE_WINDOW and
+ * FAKE_BAR64 lines; the bus sees it at @bus, or at its CPU address when
+ * @bus is FAKE_BUS_IS_CPU. The hierarchy goes in *@fpp (NULL on failure);
+ * fake_pci_destroy() releases it all.
+ */
+static __maybe_unused int fake_pci_table(struct fake_pci **fpp,
+					 const struct fake_line *t, int lines,
+					 struct fake_fn **fn,
+					 resource_size_t window,
+					 pci_bus_addr_t bus)
+{
+	struct fake_pci *fp = fake_pci_create();
+	int ret = 0;
+
+	*fpp = NULL;
+	if (!fp)
+		return -ENOMEM;
+	if (window) {
+		fp->window.name = "fake PCI BARs";
+		fp->window.flags = IORESOURCE_MEM;
+		ret = allocate_resource(&iomem_resource, &fp->window, window,
+					SZ_4G, iomem_resource.end, window,
+					NULL, NULL);
+		fp->window_bus = bus == FAKE_BUS_IS_CPU ? fp->window.start :
+							  bus;
+	}
+	if (!ret)
+		ret = fake_build(fp, t, lines, fn);
+	if (!ret)
+		ret = fake_pci_scan(fp);
+	if (ret)
+		fake_pci_destroy(fp);
+	else
+		*fpp = fp;
+	return ret;
 }
 
 #endif /* _P2PDMA_KUNIT_FAKE_PCI_H */

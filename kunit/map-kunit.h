@@ -12,7 +12,7 @@
  * mapping of a shmem file. Last, P's unbind beside the page_free callback
  * of a page userspace let go. Included by p2pdma-kunit.h.
  *
- *   7e57:00 (Intel 0x2020), window CPU = bus mp_reserved
+ *   7e57:00 (Intel 0x2020), window CPU = bus mp_fp->window
  *     root port - P (BAR 0: 64-bit, MP_BAR_SIZE, all of it registered)
  */
 
@@ -20,12 +20,18 @@
 #define MP_BATCH	P2P_MAP_BATCH			/* pages */
 #define MP_LEN		(3 * MP_BATCH * PAGE_SIZE)	/* three batches */
 
-static struct resource mp_reserved = {
-	.name = "p2pdma-kunit mmap BAR",
-	.flags = IORESOURCE_MEM,
+enum { MP_RP, MP_P, MP_FNS };
+
+static const struct fake_line mp_topology[] = {
+	FAKE_HOST_LINE(0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT, HB_CLASS),
+	FAKE_WINDOW_LINE,
+	FAKE_RP_LINE(MP_RP),
+	FAKE_EP_LINE(MP_P, MP_RP, 1),
+	FAKE_BAR64_LINE(MP_P, 0, MP_BAR_SIZE),
 };
 
 static struct fake_pci *mp_fp;
+static struct fake_fn *mp_fn[MP_FNS];
 static struct fake_fn *mp_p;
 static void *mp_grp;
 
@@ -41,53 +47,23 @@ static void mp_suite_exit(struct kunit_suite *suite)
 	mp_grp = NULL;
 	fake_pci_destroy(mp_fp);
 	mp_fp = NULL;
-	mp_p = NULL;
-	if (mp_reserved.parent)
-		release_resource(&mp_reserved);
 }
 
 static int mp_suite_init(struct kunit_suite *suite)
 {
-	struct fake_host *h;
-	struct fake_fn *rp;
 	int ret;
 
-	ret = allocate_resource(&iomem_resource, &mp_reserved, MP_BAR_SIZE,
-				SZ_4G, iomem_resource.end, MP_BAR_SIZE, NULL,
-				NULL);
+	ret = fake_pci_table(&mp_fp, mp_topology, ARRAY_SIZE(mp_topology),
+			     mp_fn, MP_BAR_SIZE, FAKE_BUS_IS_CPU);
 	if (ret)
 		return ret;
-	ret = -ENOMEM;
-	mp_fp = fake_pci_create();
-	if (!mp_fp)
-		goto fail;
-	h = fake_host_add(mp_fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
-			  HB_CLASS);
-	if (!h)
-		goto fail;
-	fake_host_mem_window(h, mp_reserved.start, MP_BAR_SIZE,
-			     mp_reserved.start);
-	rp = fake_root_port(h);
-	if (!rp)
-		goto fail;
-	mp_p = fake_endpoint(rp, 1, NULL);
-	if (!mp_p)
-		goto fail;
-	fake_bar64(mp_p, mp_reserved.start, MP_BAR_SIZE);
-	ret = fake_pci_scan(mp_fp);
-	if (ret)
-		goto fail;
+	mp_p = mp_fn[MP_P];
 	ret = -ENOMEM;
 	mp_grp = devres_open_group(&mp_p->pdev->dev, NULL, GFP_KERNEL);
-	if (!mp_grp)
-		goto fail;
-	ret = pci_p2pdma_add_resource(mp_p->pdev, 0, 0, 0);
+	if (mp_grp)
+		ret = pci_p2pdma_add_resource(mp_p->pdev, 0, 0, 0);
 	if (ret)
-		goto fail;
-	return 0;
-
-fail:
-	mp_suite_exit(suite);
+		mp_suite_exit(suite);
 	return ret;
 }
 

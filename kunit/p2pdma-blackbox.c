@@ -65,20 +65,18 @@ static bool bb_cpu_routes_p2p(void)
 #define BB_BAR_SIZE	SZ_2M
 #define BB_WINDOW	SZ_128M
 
-enum bb_node { A, B, F0, F1, C, D, K1, K2, BB_EPS };
+/* The endpoints first, then the ports above them. */
+enum bb_node {
+	A, B, F0, F1, C, D, K1, K2, BB_EPS,
+	RP0 = BB_EPS, USP, DSP0, DSP1, DSP2, DSP3, RP1, RP2, RP3, BB_FNS
+};
 
 static const char * const bb_names[BB_EPS] = {
 	"A", "B", "F0", "F1", "C", "D", "K1", "K2",
 };
 
-static struct resource bb_window = {
-	.name = "p2pdma-blackbox fake BARs",
-	.flags = IORESOURCE_MEM,
-};
-
 static struct fake_pci *bb_fp;
-static struct fake_fn *bb_ep[BB_EPS];
-static struct fake_fn *bb_dsp[4];
+static struct fake_fn *bb_ep[BB_FNS];
 static void *bb_grp[BB_EPS];
 
 static struct pci_dev *bb_dev(enum bb_node n)
@@ -91,56 +89,38 @@ static struct device *bb_client(enum bb_node n)
 	return &bb_ep[n]->pdev->dev;
 }
 
-static int bb_build(struct fake_pci *fp)
-{
-	struct fake_fn *rp, *mfd[2];
-	struct fake_host *h;
-	int i;
-
-	h = fake_host_add(fp, 0x00, FAKE_VENDOR, 0x0001,
-			  PCI_CLASS_BRIDGE_HOST << 8);
-	if (!h)
-		return -ENOMEM;
-	rp = fake_root_port(h);
-	if (!rp || !fake_switch(rp, ARRAY_SIZE(bb_dsp), bb_dsp))
-		return -ENOMEM;
-	for (i = 0; i < ARRAY_SIZE(bb_dsp); i++)
-		fake_add_acs(bb_dsp[i]);
-	bb_ep[A] = fake_endpoint(bb_dsp[0], 1, NULL);
-	bb_ep[B] = fake_endpoint(bb_dsp[1], 1, NULL);
-	if (!fake_endpoint(bb_dsp[2], 2, mfd))
-		return -ENOMEM;
-	bb_ep[F0] = mfd[0];
-	bb_ep[F1] = mfd[1];
+static const struct fake_line bb_topology[] = {
+	FAKE_HOST_LINE(0x00, FAKE_VENDOR, 0x0001, PCI_CLASS_BRIDGE_HOST << 8),
+	FAKE_RP_LINE(RP0),
+	FAKE_SWITCH_LINE(USP, RP0, 4),
+	FAKE_ACS_LINE(DSP0),
+	FAKE_ACS_LINE(DSP1),
+	FAKE_ACS_LINE(DSP2),
+	FAKE_ACS_LINE(DSP3),
+	FAKE_EP_LINE(A, DSP0, 1),
+	FAKE_EP_LINE(B, DSP1, 1),
+	FAKE_EP_LINE(F0, DSP2, 2),
 	/* Controls off: bb_route_self_acs_redirect() turns one on. */
-	fake_add_acs(bb_ep[F0]);
-	bb_ep[C] = fake_endpoint(bb_dsp[3], 1, NULL);
-	rp = fake_root_port(h);
-	if (!rp)
-		return -ENOMEM;
-	bb_ep[D] = fake_endpoint(rp, 1, NULL);
-
-	h = fake_host_add(fp, 0x80, PCI_VENDOR_ID_INTEL, 0x2020,
-			  PCI_CLASS_BRIDGE_HOST << 8);
-	if (!h)
-		return -ENOMEM;
-	rp = fake_root_port(h);
-	if (!rp)
-		return -ENOMEM;
-	bb_ep[K1] = fake_endpoint(rp, 1, NULL);
-	rp = fake_root_port(h);
-	if (!rp)
-		return -ENOMEM;
-	bb_ep[K2] = fake_endpoint(rp, 1, NULL);
-
-	for (i = 0; i < BB_EPS; i++) {
-		if (!bb_ep[i])
-			return -ENOMEM;
-		fake_bar64(bb_ep[i], bb_window.start + (u64)i * BB_BAR_SIZE,
-			   BB_BAR_SIZE);
-	}
-	return 0;
-}
+	FAKE_ACS_LINE(F0),
+	FAKE_EP_LINE(C, DSP3, 1),
+	FAKE_RP_LINE(RP1),
+	FAKE_EP_LINE(D, RP1, 1),
+	FAKE_HOST_LINE(0x80, PCI_VENDOR_ID_INTEL, 0x2020,
+		       PCI_CLASS_BRIDGE_HOST << 8),
+	FAKE_RP_LINE(RP2),
+	FAKE_EP_LINE(K1, RP2, 1),
+	FAKE_RP_LINE(RP3),
+	FAKE_EP_LINE(K2, RP3, 1),
+	/* Each endpoint's BAR 0, in the order of enum bb_node. */
+	FAKE_BAR64_LINE(A, 0 * BB_BAR_SIZE, BB_BAR_SIZE),
+	FAKE_BAR64_LINE(B, 1 * BB_BAR_SIZE, BB_BAR_SIZE),
+	FAKE_BAR64_LINE(F0, 2 * BB_BAR_SIZE, BB_BAR_SIZE),
+	FAKE_BAR64_LINE(F1, 3 * BB_BAR_SIZE, BB_BAR_SIZE),
+	FAKE_BAR64_LINE(C, 4 * BB_BAR_SIZE, BB_BAR_SIZE),
+	FAKE_BAR64_LINE(D, 5 * BB_BAR_SIZE, BB_BAR_SIZE),
+	FAKE_BAR64_LINE(K1, 6 * BB_BAR_SIZE, BB_BAR_SIZE),
+	FAKE_BAR64_LINE(K2, 7 * BB_BAR_SIZE, BB_BAR_SIZE),
+};
 
 static void bb_exit(struct kunit *test)
 {
@@ -161,19 +141,14 @@ static void bb_exit(struct kunit *test)
 	fake_pci_destroy(bb_fp);
 	bb_fp = NULL;
 	memset(bb_ep, 0, sizeof(bb_ep));
-	memset(bb_dsp, 0, sizeof(bb_dsp));
 }
 
 static int bb_init(struct kunit *test)
 {
 	int i, ret;
 
-	bb_fp = fake_pci_create();
-	if (!bb_fp)
-		return -ENOMEM;
-	ret = bb_build(bb_fp);
-	if (!ret)
-		ret = fake_pci_scan(bb_fp);
+	ret = fake_pci_table(&bb_fp, bb_topology, ARRAY_SIZE(bb_topology),
+			     bb_ep, BB_WINDOW, FAKE_BUS_IS_CPU);
 	for (i = 0; !ret && i < BB_EPS; i++) {
 		bb_grp[i] = devres_open_group(bb_client(i), NULL, GFP_KERNEL);
 		if (!bb_grp[i])
@@ -182,19 +157,6 @@ static int bb_init(struct kunit *test)
 	if (ret)
 		bb_exit(test);
 	return ret;
-}
-
-static int bb_suite_init(struct kunit_suite *suite)
-{
-	return allocate_resource(&iomem_resource, &bb_window, BB_WINDOW,
-				 SZ_4G, iomem_resource.end, BB_WINDOW,
-				 NULL, NULL);
-}
-
-static void bb_suite_exit(struct kunit_suite *suite)
-{
-	if (bb_window.parent)
-		release_resource(&bb_window);
 }
 
 /* Register all of @n's BAR 0 as P2P memory, and publish it if @publish. */
@@ -363,7 +325,7 @@ static void bb_route_unknown_host_bridge(struct kunit *test)
 static void bb_route_acs_rr_client_port(struct kunit *test)
 {
 	bb_provide(test, A, false);
-	fake_set_acs_ctrl(bb_dsp[1], PCI_ACS_RR);
+	fake_set_acs_ctrl(bb_ep[DSP1], PCI_ACS_RR);
 	KUNIT_EXPECT_EQ(test, bb_dist(A, B), -1);
 	KUNIT_EXPECT_EQ(test, bb_dist(A, C), 4);
 	KUNIT_EXPECT_EQ(test, bb_map(test, A, bb_client(B)),
@@ -374,7 +336,7 @@ static void bb_route_acs_rr_client_port(struct kunit *test)
 static void bb_route_acs_rr_provider_port(struct kunit *test)
 {
 	bb_provide(test, A, false);
-	fake_set_acs_ctrl(bb_dsp[0], PCI_ACS_RR);
+	fake_set_acs_ctrl(bb_ep[DSP0], PCI_ACS_RR);
 	KUNIT_EXPECT_EQ(test, bb_dist(A, B), -1);
 	KUNIT_EXPECT_EQ(test, bb_dist(A, C), -1);
 }
@@ -851,8 +813,6 @@ static struct kunit_case bb_cases[] = {
 
 static struct kunit_suite bb_suite = {
 	.name = "p2pdma_blackbox",
-	.suite_init = bb_suite_init,
-	.suite_exit = bb_suite_exit,
 	.init = bb_init,
 	.exit = bb_exit,
 	.test_cases = bb_cases,

@@ -54,7 +54,16 @@
 /* Read every free clean page at every this many drains. */
 #define PM_SCAN_EVERY	64
 
+enum { PM_RP, PM_PROV, PM_FNS };
+
+static const struct fake_line pm_topology[] = {
+	FAKE_HOST_LINE(0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT, HB_CLASS),
+	FAKE_RP_LINE(PM_RP),
+	FAKE_EP_LINE(PM_PROV, PM_RP, 1),
+};
+
 static struct fake_pci *pm_fp;
+static struct fake_fn *pm_fn[PM_FNS];
 static struct fake_fn *pm_prov;
 static struct page *pm_pages;
 static struct p2p_region pm_region;
@@ -789,22 +798,13 @@ static void pm_suite_exit(struct kunit_suite *suite)
 
 static int pm_suite_init(struct kunit_suite *suite)
 {
-	struct fake_host *h;
-	struct fake_fn *rp;
-	int ret = -ENOMEM;
+	int ret;
 
-	pm_fp = fake_pci_create();
-	if (!pm_fp)
-		return -ENOMEM;
-	h = fake_host_add(pm_fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
-			  HB_CLASS);
-	rp = h ? fake_root_port(h) : NULL;
-	pm_prov = rp ? fake_endpoint(rp, 1, NULL) : NULL;
-	if (!pm_prov)
-		goto fail;
-	ret = fake_pci_scan(pm_fp);
+	ret = fake_pci_table(&pm_fp, pm_topology, ARRAY_SIZE(pm_topology),
+			     pm_fn, 0, 0);
 	if (ret)
-		goto fail;
+		return ret;
+	pm_prov = pm_fn[PM_PROV];
 	ret = pv_setup_provider(pm_prov->pdev, NULL);
 	if (ret)
 		goto fail;

@@ -10,7 +10,7 @@
  * backs. The cases only allocate it and compute addresses; nothing reads
  * or writes it. Included by p2pdma-kunit.h.
  *
- *   7e57:00 (Intel 0x2020), window CPU xl_reserved -> bus XL_BUS_BASE
+ *   7e57:00 (Intel 0x2020), window CPU xl_fp->window -> bus XL_BUS_BASE
  *     root port 1 - switch: DSP0 - P (BAR 0: 64-bit, XL_BAR_SIZE)
  *                           DSP1 - Q
  *     root port 2 - R
@@ -24,12 +24,40 @@
 #define XL_SIZE		SZ_2M
 #define XL_UNSET	((dma_addr_t)0xdeadbeef000ull)
 
-static struct resource xl_reserved = {
-	.name = "p2pdma-kunit translated BARs",
-	.flags = IORESOURCE_MEM,
+enum { XL_RP1, XL_USP, XL_DSP0, XL_DSP1, XL_P, XL_Q, XL_RP2, XL_R, XL_FNS };
+
+/* The hierarchy drawn above, but for the BARs; the dma-buf suite's too. */
+static const struct fake_line xl_hierarchy[] = {
+	FAKE_HOST_LINE(0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT, HB_CLASS),
+	FAKE_WINDOW_LINE,
+	FAKE_RP_LINE(XL_RP1),
+	FAKE_SWITCH_LINE(XL_USP, XL_RP1, 2),
+	FAKE_EP_LINE(XL_P, XL_DSP0, 1),
+	FAKE_EP_LINE(XL_Q, XL_DSP1, 1),
+	FAKE_RP_LINE(XL_RP2),
+	FAKE_EP_LINE(XL_R, XL_RP2, 1),
+};
+
+/* That hierarchy with the @n (at most 2) BARs of @bars, scanned, in *@fp. */
+static int xl_build(struct fake_pci **fp, struct fake_fn **fn,
+		    const struct fake_line *bars, int n)
+{
+	struct fake_line t[ARRAY_SIZE(xl_hierarchy) + 2];
+
+	if (n > 2)
+		return -EINVAL;
+	memcpy(t, xl_hierarchy, sizeof(xl_hierarchy));
+	memcpy(&t[ARRAY_SIZE(xl_hierarchy)], bars, n * sizeof(*bars));
+	return fake_pci_table(fp, t, ARRAY_SIZE(xl_hierarchy) + n, fn,
+			      XL_WINDOW, XL_BUS_BASE);
+}
+
+static const struct fake_line xl_bars[] = {
+	FAKE_BAR64_LINE(XL_P, XL_BAR_AT, XL_BAR_SIZE),
 };
 
 static struct fake_pci *xl_fp;
+static struct fake_fn *xl_fn[XL_FNS];
 static struct fake_fn *xl_p, *xl_q, *xl_r;
 static void *xl_grp;
 
@@ -41,7 +69,7 @@ static pci_bus_addr_t xl_bus_base(void)
 
 static phys_addr_t xl_cpu_base(void)
 {
-	return xl_reserved.start + XL_BAR_AT + XL_OFFSET;
+	return xl_fp->window.start + XL_BAR_AT + XL_OFFSET;
 }
 
 static void xl_suite_exit(struct kunit_suite *suite)
@@ -55,76 +83,25 @@ static void xl_suite_exit(struct kunit_suite *suite)
 	xl_grp = NULL;
 	fake_pci_destroy(xl_fp);
 	xl_fp = NULL;
-	xl_p = NULL;
-	xl_q = NULL;
-	xl_r = NULL;
-	if (xl_reserved.parent)
-		release_resource(&xl_reserved);
-}
-
-/*
- * Build the hierarchy drawn above, with the window's CPU range reserved in
- * @res, and scan it. The dma-buf suite builds the same one. On failure the
- * caller releases what was built (fake_pci_destroy(), release_resource()).
- */
-static int xl_build(struct fake_pci **fp, struct resource *res,
-		    struct fake_fn **p, struct fake_fn **q, struct fake_fn **r,
-		    u32 p_bar_size, bool q_bar)
-{
-	struct fake_fn *rp, *dsp[2];
-	struct fake_host *h;
-	int ret;
-
-	ret = allocate_resource(&iomem_resource, res, XL_WINDOW, SZ_4G,
-				iomem_resource.end, XL_WINDOW, NULL, NULL);
-	if (ret)
-		return ret;
-	*fp = fake_pci_create();
-	if (!*fp)
-		return -ENOMEM;
-	h = fake_host_add(*fp, 0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT,
-			  HB_CLASS);
-	if (!h)
-		return -ENOMEM;
-	fake_host_mem_window(h, res->start, XL_WINDOW, XL_BUS_BASE);
-	rp = fake_root_port(h);
-	if (!rp || !fake_switch(rp, ARRAY_SIZE(dsp), dsp))
-		return -ENOMEM;
-	*p = fake_endpoint(dsp[0], 1, NULL);
-	*q = fake_endpoint(dsp[1], 1, NULL);
-	rp = fake_root_port(h);
-	if (!rp || !*p || !*q)
-		return -ENOMEM;
-	*r = fake_endpoint(rp, 1, NULL);
-	if (!*r)
-		return -ENOMEM;
-	fake_bar64(*p, XL_BUS_BASE + XL_BAR_AT, p_bar_size);
-	/* A second provider for the suites that need one: just above P's. */
-	if (q_bar)
-		fake_bar64(*q, XL_BUS_BASE + XL_BAR_AT + p_bar_size,
-			   XL_BAR_SIZE);
-	return fake_pci_scan(*fp);
 }
 
 static int xl_suite_init(struct kunit_suite *suite)
 {
 	int ret;
 
-	ret = xl_build(&xl_fp, &xl_reserved, &xl_p, &xl_q, &xl_r, XL_BAR_SIZE,
-		       false);
+	ret = xl_build(&xl_fp, xl_fn, xl_bars, ARRAY_SIZE(xl_bars));
 	if (ret)
-		goto fail;
+		return ret;
+	xl_p = xl_fn[XL_P];
+	xl_q = xl_fn[XL_Q];
+	xl_r = xl_fn[XL_R];
 	ret = -ENOMEM;
 	xl_grp = devres_open_group(&xl_p->pdev->dev, NULL, GFP_KERNEL);
-	if (!xl_grp)
-		goto fail;
-	ret = pci_p2pdma_add_resource(xl_p->pdev, 0, XL_SIZE, XL_OFFSET);
+	if (xl_grp)
+		ret = pci_p2pdma_add_resource(xl_p->pdev, 0, XL_SIZE,
+					      XL_OFFSET);
 	if (ret)
-		goto fail;
-	return 0;
-
-fail:
-	xl_suite_exit(suite);
+		xl_suite_exit(suite);
 	return ret;
 }
 
@@ -146,7 +123,7 @@ static void xl_virt_to_bus_test(struct kunit *test)
 	void *addr;
 
 	KUNIT_ASSERT_EQ(test, pci_resource_start(p, 0),
-			xl_reserved.start + XL_BAR_AT);
+			xl_fp->window.start + XL_BAR_AT);
 	KUNIT_ASSERT_EQ(test, pci_bus_address(p, 0), XL_BUS_BASE + XL_BAR_AT);
 
 	addr = pci_alloc_p2pmem(p, XL_SIZE);
@@ -359,7 +336,7 @@ static int xl_fail_pool_add(struct pci_p2pdma *p2p, struct p2p_region *region,
 static void xl_registration_fault_test(struct kunit *test)
 {
 	const struct xl_fault *f = test->param_value;
-	phys_addr_t start = xl_reserved.start + XL_BAR_AT;
+	phys_addr_t start = xl_fp->window.start + XL_BAR_AT;
 	struct pci_dev *p = xl_p->pdev;
 	struct xl_state before;
 
@@ -417,7 +394,7 @@ static void xl_registration_test(struct kunit *test)
 	 * (upstream "Do not tear down the allocate attribute on
 	 * registration failure").
 	 */
-	xl_expect_unchanged(test, &before, xl_reserved.start + XL_BAR_AT,
+	xl_expect_unchanged(test, &before, xl_fp->window.start + XL_BAR_AT,
 			    "refused");
 
 	/* The range that every fault and refusal left alone registers. */
@@ -432,7 +409,7 @@ static void xl_registration_test(struct kunit *test)
 		swap(a, b);
 	/* a is in the new range, at the start of the BAR. */
 	KUNIT_EXPECT_EQ(test, page_to_phys(virt_to_page(a)),
-			xl_reserved.start + XL_BAR_AT);
+			xl_fp->window.start + XL_BAR_AT);
 	KUNIT_EXPECT_EQ(test, pci_p2pmem_virt_to_bus(p, a), XL_BUS_BASE + XL_BAR_AT);
 	KUNIT_EXPECT_EQ(test, pci_p2pmem_virt_to_bus(p, b), xl_bus_base());
 	pci_free_p2pmem(p, a, XL_SIZE);
