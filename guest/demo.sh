@@ -48,19 +48,23 @@ echo "== O_DIRECT copy of $mib MiB: $src -> P2P memory of $mem_bdf -> $dst"
 p2p_copy() {
 	"$p2pcopy" -m "$mem_bdf" -s "$src" -d "$dst" -n $((mib << 20)) -c 1048576 -D $((32 << 20))
 }
+# refused BDF ROLE: BDF cannot reach the P2P memory; say so, and that the
+# provider's own namespace plays ROLE instead.
+refused() {
+	echo "  refused (EREMOTEIO): $1 cannot reach the P2P memory: $(route "$mem_bdf" "$1")"
+	echo "  using the provider's own namespace $mem as the $2 instead"
+}
 p2p_copy
 rc=$?
 if [ $rc = 3 ]; then
-	echo "  refused (EREMOTEIO): $src_bdf cannot reach the P2P memory: $(route "$mem_bdf" "$src_bdf")"
-	echo "  using the provider's own namespace $mem as the source instead"
+	refused "$src_bdf" source
 	src=$mem
 	dd if=/tmp/pattern of="$src" bs=1M oflag=direct conv=fsync status=none || fail "pattern to $src"
 	p2p_copy
 	rc=$?
 fi
 if [ $rc = 4 ]; then
-	echo "  refused (EREMOTEIO): $dst_bdf cannot reach the P2P memory: $(route "$mem_bdf" "$dst_bdf")"
-	echo "  using the provider's own namespace $mem as the destination instead"
+	refused "$dst_bdf" destination
 	dst=$mem
 	p2p_copy
 	rc=$?

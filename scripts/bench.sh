@@ -32,29 +32,36 @@ while getopts r:nb opt; do
 	esac
 done
 
+# Add LINE to the end of $1/Makefile, unless PATTERN ($2) is there; and
+# source drivers/pci/FILE ($2 of kconfig_source) before the closing
+# "endif" of "if PCI" in $1/Kconfig, once. Files are replaced, never
+# edited: the trees share hard links.
+makefile_line() {
+	grep -q "$2" "$1/Makefile" && return
+	{ cat "$1/Makefile"; echo "$3"; } > "$1/Makefile.new"
+	mv "$1/Makefile.new" "$1/Makefile"
+}
+kconfig_source() {
+	grep -q "$2" "$1/Kconfig" && return
+	awk -v last="$(grep -n '^endif' "$1/Kconfig" | tail -n 1 | cut -d: -f1)" \
+		-v src="source \"drivers/pci/$2\"" 'NR == last { print src } { print }' \
+		"$1/Kconfig" > "$1/Kconfig.new"
+	mv "$1/Kconfig.new" "$1/Kconfig"
+}
+
 # Make drivers/pci of tree $1 build bench/ (a symlink) and source its
-# Kconfig. Files are replaced, never edited: the trees share hard links.
+# Kconfig.
 hook_bench() {
 	local pci=$1/drivers/pci
 	ln -sfn "$top/bench" "$pci/p2pdma-bench"
-	if ! grep -q 'p2pdma-bench/Kconfig' "$pci/Kconfig"; then
-		# Before the closing "endif" of "if PCI".
-		awk -v last="$(grep -n '^endif' "$pci/Kconfig" | tail -n 1 | cut -d: -f1)" '
-			NR == last { print "source \"drivers/pci/p2pdma-bench/Kconfig\"" }
-			{ print }' "$pci/Kconfig" > "$pci/Kconfig.new"
-		mv "$pci/Kconfig.new" "$pci/Kconfig"
-	fi
-	if ! grep -q 'p2pdma-bench/' "$pci/Makefile"; then
-		{ cat "$pci/Makefile"; echo "obj-\$(CONFIG_PCI_P2PDMA_BENCH)	+= p2pdma-bench/"; } \
-			> "$pci/Makefile.new"
-		mv "$pci/Makefile.new" "$pci/Makefile"
-	fi
+	kconfig_source "$pci" p2pdma-bench/Kconfig
+	makefile_line "$pci" 'p2pdma-bench/' "obj-\$(CONFIG_PCI_P2PDMA_BENCH)	+= p2pdma-bench/"
 }
 
 # The tree's own Kconfig in $1 lacks the generic provider's entry, which
 # config/base.config enables: give it that one entry of ours (p2pmem-bar.c,
 # linked by prepare-tree.sh, uses only the public P2PDMA API, so it builds
-# on the tree's own core), and its Makefile line. Replaced, never edited.
+# on the tree's own core), and its Makefile line.
 hook_p2pmem_bar() {
 	local pci=$1/drivers/pci
 	ln -sfn "$top/drivers/pci/p2pmem-bar.c" "$pci/p2pmem-bar.c"
@@ -62,17 +69,8 @@ hook_p2pmem_bar() {
 	awk '/^config PCI_P2PMEM_BAR$/ { p = 1; print; next }
 		p && /^(config|menuconfig|endmenu|source|if|endif)( |$)/ { p = 0 }
 		p' "$top/drivers/pci/p2pdma/Kconfig" > "$pci/Kconfig.p2pmem-bar"
-	if ! grep -q 'Kconfig.p2pmem-bar' "$pci/Kconfig"; then
-		awk -v last="$(grep -n '^endif' "$pci/Kconfig" | tail -n 1 | cut -d: -f1)" '
-			NR == last { print "source \"drivers/pci/Kconfig.p2pmem-bar\"" }
-			{ print }' "$pci/Kconfig" > "$pci/Kconfig.new"
-		mv "$pci/Kconfig.new" "$pci/Kconfig"
-	fi
-	if ! grep -q 'p2pmem-bar\.o' "$pci/Makefile"; then
-		{ cat "$pci/Makefile"; echo "obj-\$(CONFIG_PCI_P2PMEM_BAR)	+= p2pmem-bar.o"; } \
-			> "$pci/Makefile.new"
-		mv "$pci/Makefile.new" "$pci/Makefile"
-	fi
+	kconfig_source "$pci" Kconfig.p2pmem-bar
+	makefile_line "$pci" 'p2pmem-bar\.o' "obj-\$(CONFIG_PCI_P2PMEM_BAR)	+= p2pmem-bar.o"
 }
 
 prepare_trees() {
