@@ -163,6 +163,9 @@ static void set_policy(struct kunit *test, const char *rules)
 #include "dmabuf-kunit.h"
 #include "dmabuf-revoke-kunit.h"
 #endif
+#if IS_ENABLED(CONFIG_HMM_MIRROR) && IS_ENABLED(CONFIG_DEVICE_PRIVATE)
+#include "hmm-p2p-kunit.h"
+#endif
 
 kunit_test_suites(&p2pdma_route_suite, &p2pdma_host_bridge_policy_suite,
 		  &p2pdma_provider_suite,

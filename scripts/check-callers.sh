@@ -48,8 +48,10 @@ start=$(date +%s)
 api_re='pci_p2pdma_|pci_p2pmem_|pci_alloc_p2pmem|pci_free_p2pmem|is_pci_p2pdma_page|pci_has_p2pmem|PCI_P2PDMA_MAP|FOLL_PCI_P2PDMA|MEMORY_DEVICE_PCI_P2PDMA|pci-p2pdma\.h'
 wrap_re='ib_dma_pci_p2p_dma_supported|blk_queue_pci_p2pdma|zone_device_pages_compatible'
 
-# What the grep finds in Debian's 6.12 tree. A .c file is compiled as its
-# object; a header must be compiled by at least one of those objects.
+# What the grep finds in Debian's 6.12 tree, with the series' mm patch
+# (mm/hmm-p2p.diff: include/linux/hmm.h and mm/hmm.c). A .c file is
+# compiled as its object; a header must be compiled by at least one of
+# those objects.
 expected="
 block/bio-integrity.c
 block/bio.c
@@ -69,6 +71,7 @@ drivers/nvme/target/rdma.c
 include/linux/blkdev.h
 include/linux/dma-map-ops.h
 include/linux/dma-mapping.h
+include/linux/hmm.h
 include/linux/memremap.h
 include/linux/mm_types.h
 include/rdma/ib_verbs.h
@@ -77,6 +80,7 @@ kernel/dma/direct.h
 kernel/dma/mapping.c
 lib/iov_iter.c
 mm/gup.c
+mm/hmm.c
 mm/memremap.c
 "
 

@@ -51,11 +51,49 @@ gitb show base:drivers/pci/Kconfig >"$stages/Kconfig.pristine"
 gitb show base:drivers/pci/Makefile >"$stages/Makefile.pristine"
 gitb show base:Documentation/userspace-api/ioctl/ioctl-number.rst >"$stages/ioctl-number.rst.pristine"
 gitb show base:Documentation/admin-guide/index.rst >"$stages/admin-index.rst.pristine"
+# The mm patch's files (mm/hmm-p2p.diff), patched from the base's own.
+mkdir -p "$stages/mm-patched"
+sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$top/mm/hmm-p2p.diff" | while read -r f; do
+	mkdir -p "$stages/mm-patched/$(dirname "$f")"
+	gitb show "base:$f" >"$stages/mm-patched/$f"
+done
+patch -s -p1 -d "$stages/mm-patched" <"$top/mm/hmm-p2p.diff"
 python3 "$top/scripts/patch-stages.py" "$top" "$stages" "$stages"
 
 # Subject and body of each patch, by stage name.
 message() {
 	case $1 in
+	hmm-p2p) cat <<-'EOF'
+		mm/hmm: Let the owner of device-private memory hand out P2PDMA pages
+
+		A GPU driver migrates application memory into device memory as
+		MEMORY_DEVICE_PRIVATE pages. A device that mirrors the process with
+		hmm_range_fault() (an RDMA NIC with on-demand paging, another
+		accelerator) cannot DMA such a page: hmm_range_fault() faults it,
+		and the owner's migrate_to_ram() copies it back to system RAM
+		first, so every transfer of GPU-resident data goes through RAM.
+		The owner may well have the same data in a BAR that peers can reach
+		with P2PDMA.
+
+		As proposed in "GPU Direct RDMA (P2P DMA) for Device Private
+		Pages" (RFC, Yonatan Maman, Dec 2024), add a dev_pagemap_ops
+		callback, p2p_page(), by which the owner names the
+		MEMORY_DEVICE_PCI_P2PDMA page that holds a device-private page's
+		data, and an hmm_range_fault() request flag, HMM_PFN_REQ_P2P. With
+		the flag, a device-private page of another owner whose owner names
+		such a page is reported as that page, flagged HMM_PFN_P2P, valid
+		and writable as the entry is, and is not migrated. The caller maps
+		it with the DMA API, where the P2PDMA route decides whether the
+		peer can reach it, and calls again without the flag where it
+		cannot. Without the flag, when the owner names no page, or when the
+		caller requires write access to a read-only entry, nothing changes.
+
+		The new flag takes a bit of the pfn flags: the map order field
+		moves down by one bit (HMM_PFN_ORDER_SHIFT, HMM_PFN_FLAGS), which
+		every user reaches through hmm_pfn_to_map_order() and
+		hmm_pfn_to_page().
+		EOF
+		;;
 	host-bridge) cat <<-'EOF'
 		PCI/P2PDMA: Add host bridge rules for a new P2PDMA core
 
@@ -316,9 +354,20 @@ for p in "$series"/*.patch; do
 		echo "make-patch: FAIL: CONFIG_PCI_P2PDMA not set after $(basename "$p")" >&2
 		exit 1
 	}
-	if ! make -s -C "$check" O="$out" -j"$(nproc)" drivers/pci/ >"$out/build.log" 2>&1; then
+	# The mm patch's own file too, once there (the configuration must
+	# have HMM mirroring for it to be built).
+	targets=(drivers/pci/)
+	if git -C "$check" diff --quiet base -- mm/hmm.c; then
+		:
+	elif grep -qx 'CONFIG_HMM_MIRROR=y' "$out/.config"; then
+		targets+=(mm/hmm.o)
+	else
+		echo "make-patch: FAIL: CONFIG_HMM_MIRROR not set: mm/hmm.c not built after $(basename "$p")" >&2
+		exit 1
+	fi
+	if ! make -s -C "$check" O="$out" -j"$(nproc)" "${targets[@]}" >"$out/build.log" 2>&1; then
 		cat "$out/build.log" >&2
-		echo "make-patch: FAIL: drivers/pci/ does not build after $(basename "$p")" >&2
+		echo "make-patch: FAIL: ${targets[*]} does not build after $(basename "$p")" >&2
 		exit 1
 	fi
 	if [ -f "$check/drivers/pci/p2pmem-bar.c" ] && [ ! -f "$out/drivers/pci/p2pmem-bar.o" ]; then

@@ -14,8 +14,9 @@
 # Usage: patch-stages.py TOP PRISTINE_DIR OUTDIR
 # PRISTINE_DIR holds the tree's drivers/pci/{Kconfig,Makefile} as
 # Kconfig.pristine and Makefile.pristine, its ioctl number table as
-# ioctl-number.rst.pristine and Documentation/admin-guide/index.rst as
-# admin-index.rst.pristine.
+# ioctl-number.rst.pristine, Documentation/admin-guide/index.rst as
+# admin-index.rst.pristine and, under mm-patched/, the files that
+# mm/hmm-p2p.diff changes, changed.
 # Writes OUTDIR/<n>/<path in the kernel tree> for every file a stage adds
 # or changes, OUTDIR/<n>/.name with the stage name, and OUTDIR/<n>/.remove
 # with the paths a stage deletes.
@@ -37,11 +38,15 @@ IOCTL_LINE = ('0xB9  00     uapi/linux/p2pmem.h                                 
 # in its alphabetical toctree.
 ADMIN_GUIDE = 'Documentation/admin-guide/p2pdma.rst'
 ADMIN_INDEX = 'Documentation/admin-guide/index.rst'
+# The mm patch: a diff against files of the tree, whose stage takes them
+# as scripts/make-patch.sh patched them, from PRISTINE_DIR/mm-patched/.
+MM_DIFF = 'mm/hmm-p2p.diff'
 
 
 # name, project files (tree path = project path, except kunit/ ->
 # drivers/pci/p2pdma-kunit/), Kconfig symbols, Makefile lines, removals.
 STAGES = [
+    ('hmm-p2p', [MM_DIFF], [], [], []),
     ('host-bridge', [f'{CORE}/p2pdma.h', f'{CORE}/host-bridge.c'], [], [], []),
     ('host-bridge-policy', [f'{CORE}/host-bridge-policy.c'], [], [], []),
     ('route', [f'{CORE}/route.c'], [], [], []),
@@ -123,6 +128,13 @@ for n, (name, files, syms, mk_lines, removed) in enumerate(STAGES, 1):
             f.write(text)
 
     for f in files:
+        if f == MM_DIFF:
+            mm = os.path.join(pristine, 'mm-patched')
+            for root, _, names in os.walk(mm):
+                for n in names:
+                    put(os.path.relpath(os.path.join(root, n), mm),
+                        read(os.path.join(root, n)))
+            continue
         put(tree_path(f), read(os.path.join(top, f)))
     if syms:
         symbols += syms

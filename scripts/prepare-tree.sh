@@ -105,6 +105,37 @@ fi
 # not have; with --pristine nothing includes it.
 ln -sfn "$top/include/uapi/linux/p2pmem.h" "$tree/include/uapi/linux/p2pmem.h"
 
+# The mm patch of the series (mm/hmm-p2p.diff: HMM P2P for device-private
+# pages), applied to copies of the tree's own files (kept in
+# build/pristine/ the first time) whenever the diff changes. A file is
+# replaced only if its patched text differs, never edited in place (the
+# trees share hard links): a change to mm/hmm.c alone does not rebuild
+# what includes the headers. It stays with --pristine: it changes nothing
+# for a caller that does not ask for it, as no 6.12 caller does, and
+# taking it out would rebuild every object that includes memremap.h.
+mmdiff=$top/mm/hmm-p2p.diff
+stamp=$tree/.hmm-p2p.applied
+sum=$(sha1sum <"$mmdiff")
+if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
+	work=$(mktemp -d)
+	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$mmdiff" > "$work/.files"
+	while read -r f; do
+		if [ ! -f "$top/build/pristine/$f" ]; then
+			[ ! -f "$stamp" ] || { echo "prepare-tree: no pristine $f" >&2; exit 1; }
+			mkdir -p "$top/build/pristine/$(dirname "$f")"
+			cp -p "$tree/$f" "$top/build/pristine/$f"
+		fi
+		mkdir -p "$work/$(dirname "$f")"
+		cp "$top/build/pristine/$f" "$work/$f"
+	done < "$work/.files"
+	patch -s -p1 -d "$work" --no-backup-if-mismatch <"$mmdiff"
+	while read -r f; do
+		cmp -s "$work/$f" "$tree/$f" || mv "$work/$f" "$tree/$f"
+	done < "$work/.files"
+	rm -rf "$work"
+	echo "$sum" >"$stamp"
+fi
+
 # The dma-buf test importer of the test kernels (tests/importer/,
 # CONFIG_PCI_P2PDMA_TEST_IMPORTER, config/debug.config), linked in as
 # bench/ is: a symlink in drivers/pci and a Kconfig source inside "if PCI".
