@@ -150,6 +150,19 @@ elif ! grep -q 'p2pdma-importer/' "$mk"; then
 	mv "$mk.new" "$mk"
 fi
 
+# The HMM P2P test owner and mirror client of the test kernels
+# (tests/hmm-p2p/, CONFIG_PCI_P2PDMA_TEST_HMM), linked in as the importer
+# is. They use p2p_page() and HMM_PFN_REQ_P2P of the mm patch and our
+# P2PDMA: with --pristine they are not built.
+ln -sfn "$top/tests/hmm-p2p" "$tree/drivers/pci/p2pdma-hmm"
+if [ "${1:-}" = --pristine ]; then
+	grep -v 'p2pdma-hmm/' "$mk" > "$mk.new" || true
+	mv "$mk.new" "$mk"
+elif ! grep -q 'p2pdma-hmm/' "$mk"; then
+	{ cat "$mk"; echo "obj-\$(CONFIG_PCI_P2PDMA_TEST_HMM)	+= p2pdma-hmm/"; } > "$mk.new"
+	mv "$mk.new" "$mk"
+fi
+
 # Replace the tree's PCI_P2PDMA Kconfig entry by a 'source' of ours
 # (drivers/pci/p2pdma/Kconfig; a tree prepared earlier sourced another name).
 kc=$tree/drivers/pci/Kconfig
@@ -171,6 +184,12 @@ fi
 if ! grep -q 'p2pdma-importer/Kconfig' "$kc"; then
 	awk -v last="$(grep -n '^endif' "$kc" | tail -n 1 | cut -d: -f1)" '
 		NR == last { print "source \"drivers/pci/p2pdma-importer/Kconfig\"" }
+		{ print }' "$kc" > "$kc.new"
+	mv "$kc.new" "$kc"
+fi
+if ! grep -q 'p2pdma-hmm/Kconfig' "$kc"; then
+	awk -v last="$(grep -n '^endif' "$kc" | tail -n 1 | cut -d: -f1)" '
+		NR == last { print "source \"drivers/pci/p2pdma-hmm/Kconfig\"" }
 		{ print }' "$kc" > "$kc.new"
 	mv "$kc.new" "$kc"
 fi

@@ -21,6 +21,17 @@ nvme p2pY pcie.0 64
 scenario "${hb_name:-hostbridge}" p2pY p2pX p2pY "${hb_expect:-refused}" "${hb_expect:-refused}" \
 	"${hb_dist:--}" "${hb_dist:--}"
 dev edu,bus=pcie.0,dma_mask=0xffffffffffffffff
+# Device-private memory backed by the machine's one ivshmem (kunit.sh's on
+# the intel machine, hostbridge-amd.sh's own), each on a root port of
+# pcie.0: edu reaches it through the host bridge, or not at all
+# (tools/testing/selftests/p2pdma/hmm_p2p.c).
+guest_env P2P_HMM_SCN="${hb_name:-hostbridge}_hmm,${hb_expect:-refused}"
+# Where the route is refused the mirror falls back to RAM: nothing is left
+# in device memory for a CPU touch or the owner's unbind to move.
+if [ "${hb_expect:-refused}" = refused ]; then
+	expect_skip "${hb_name:-hostbridge}_hmm/hmm_p2p: hmm.cpu_touch_drops_mirror_before_page_moves"
+	expect_skip "${hb_name:-hostbridge}_hmm/hmm_p2p: hmm.owner_unbind_while_mirrored_migrates_back"
+fi
 guest_env P2P_EDU_SCN="${hb_name:-hostbridge}_edu,p2pX,${hb_expect:-refused}"
 # No IOMMU translates edu's DMA here; where the route is refused, nothing
 # maps, and where it is not, nothing refuses.

@@ -27,6 +27,9 @@ ivshmem ivsw dn3 1G
 dev xio3130-downstream,id=dn4,bus=up1,chassis=31,slot=3
 dev edu,bus=dn4,dma_mask=0xffffffffffffffff
 guest_env P2P_EDU_SCN=switch_edu,p2pB,bus-address
+# Device-private memory backed by ivsw, below the switch with edu
+# (tools/testing/selftests/p2pdma/hmm_p2p.c): bus addresses.
+guest_env P2P_HMM_SCN=switch_hmm,bus-address
 # The one ivshmem of the machine (found by 1af4:1110), and the roles of its
 # suite: name, source, destination and the map types expected to them.
 guest_env P2P_IVSHMEM=1af4:1110

@@ -142,6 +142,12 @@ fi
 if [ -n "${P2P_EDU_SCN:-}" ]; then
 	suite "${P2P_EDU_SCN%%,*}/p2pmem_edu" "$sel/p2pmem_edu"
 fi
+# Device-private memory that edu reaches (P2P_HMM_SCN: name, route from
+# the machine's one ivshmem to edu): the mm patch's HMM P2P with the test
+# owner and mirror client of tests/hmm-p2p/.
+if [ -n "${P2P_HMM_SCN:-}" ]; then
+	suite "${P2P_HMM_SCN%%,*}/hmm_p2p" "$sel/hmm_p2p"
+fi
 suite kmemleak "$top/tests/guest/kmemleak.sh"
 # The KCSAN flavour: what KCSAN watched, outside any suite (a comment of
 # the judged output), to show that it ran.
