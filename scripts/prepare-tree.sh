@@ -136,32 +136,30 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
 	echo "$sum" >"$stamp"
 fi
 
-# The dma-buf test importer of the test kernels (tests/importer/,
-# CONFIG_PCI_P2PDMA_TEST_IMPORTER, config/debug.config), linked in as
-# bench/ is: a symlink in drivers/pci and a Kconfig source inside "if PCI".
-# It calls pci_p2pmem_export(), which the tree's own P2PDMA lacks: with
+# test_module DIR NAME SYMBOL: a module of the test kernels only
+# (config/debug.config), linked in as bench/ is: DIR of ours as
+# drivers/pci/NAME, built for CONFIG_SYMBOL, its Kconfig sourced inside
+# "if PCI" (below). Each calls what the tree's own P2PDMA lacks: with
 # --pristine it is not built, whatever the configuration says.
-ln -sfn "$top/tests/importer" "$tree/drivers/pci/p2pdma-importer"
-if [ "${1:-}" = --pristine ]; then
-	grep -v 'p2pdma-importer/' "$mk" > "$mk.new" || true
-	mv "$mk.new" "$mk"
-elif ! grep -q 'p2pdma-importer/' "$mk"; then
-	{ cat "$mk"; echo "obj-\$(CONFIG_PCI_P2PDMA_TEST_IMPORTER)	+= p2pdma-importer/"; } > "$mk.new"
-	mv "$mk.new" "$mk"
-fi
-
-# The HMM P2P test owner and mirror client of the test kernels
-# (tests/hmm-p2p/, CONFIG_PCI_P2PDMA_TEST_HMM), linked in as the importer
-# is. They use p2p_page() and HMM_PFN_REQ_P2P of the mm patch and our
-# P2PDMA: with --pristine they are not built.
-ln -sfn "$top/tests/hmm-p2p" "$tree/drivers/pci/p2pdma-hmm"
-if [ "${1:-}" = --pristine ]; then
-	grep -v 'p2pdma-hmm/' "$mk" > "$mk.new" || true
-	mv "$mk.new" "$mk"
-elif ! grep -q 'p2pdma-hmm/' "$mk"; then
-	{ cat "$mk"; echo "obj-\$(CONFIG_PCI_P2PDMA_TEST_HMM)	+= p2pdma-hmm/"; } > "$mk.new"
-	mv "$mk.new" "$mk"
-fi
+test_modules=()
+test_module() {
+	ln -sfn "$top/$1" "$tree/drivers/pci/$2"
+	test_modules+=("$2")
+	if [ "$pristine_mode" = 1 ]; then
+		grep -v "$2/" "$mk" > "$mk.new" || true
+		mv "$mk.new" "$mk"
+	elif ! grep -q "$2/" "$mk"; then
+		{ cat "$mk"; echo "obj-\$(CONFIG_$3)	+= $2/"; } > "$mk.new"
+		mv "$mk.new" "$mk"
+	fi
+}
+pristine_mode=0
+[ "${1:-}" = --pristine ] && pristine_mode=1
+# The dma-buf test importer (pci_p2pmem_export()).
+test_module tests/importer p2pdma-importer PCI_P2PDMA_TEST_IMPORTER
+# The HMM P2P test owner and mirror client (p2p_page() and HMM_PFN_REQ_P2P
+# of the mm patch, and our P2PDMA).
+test_module tests/hmm-p2p p2pdma-hmm PCI_P2PDMA_TEST_HMM
 
 # Replace the tree's PCI_P2PDMA Kconfig entry by a 'source' of ours
 # (drivers/pci/p2pdma/Kconfig; a tree prepared earlier sourced another name).
@@ -181,18 +179,13 @@ if ! grep -q 'drivers/pci/p2pdma/Kconfig' "$kc"; then
 	mv "$kc.new" "$kc"
 fi
 
-if ! grep -q 'p2pdma-importer/Kconfig' "$kc"; then
-	awk -v last="$(grep -n '^endif' "$kc" | tail -n 1 | cut -d: -f1)" '
-		NR == last { print "source \"drivers/pci/p2pdma-importer/Kconfig\"" }
-		{ print }' "$kc" > "$kc.new"
+for name in "${test_modules[@]}"; do
+	grep -q "$name/Kconfig" "$kc" && continue
+	awk -v last="$(grep -n '^endif' "$kc" | tail -n 1 | cut -d: -f1)" \
+		-v src="source \"drivers/pci/$name/Kconfig\"" 'NR == last { print src } { print }' \
+		"$kc" > "$kc.new"
 	mv "$kc.new" "$kc"
-fi
-if ! grep -q 'p2pdma-hmm/Kconfig' "$kc"; then
-	awk -v last="$(grep -n '^endif' "$kc" | tail -n 1 | cut -d: -f1)" '
-		NR == last { print "source \"drivers/pci/p2pdma-hmm/Kconfig\"" }
-		{ print }' "$kc" > "$kc.new"
-	mv "$kc.new" "$kc"
-fi
+done
 
 # Our kselftests, built with make -C tools/testing/selftests TARGETS=p2pdma.
 # A real directory of per-file links, so that ../lib.mk resolves in the tree.

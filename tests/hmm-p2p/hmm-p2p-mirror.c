@@ -21,12 +21,9 @@
 #define pr_fmt(fmt) "hmm-p2p-mirror: " fmt
 
 #include <linux/debugfs.h>
-#include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/fs.h>
 #include <linux/hmm.h>
-#include <linux/io.h>
-#include <linux/jiffies.h>
 #include <linux/memremap.h>
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
@@ -37,20 +34,12 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "edu.h"
 #include "hmm-p2p.h"
 #include "hmm_p2p_test.h"
 
-/* QEMU's edu device (docs/specs/edu.rst): DMA registers in BAR 0. */
-#define EDU_VENDOR	0x1234
-#define EDU_DEVICE	0x11e8
-#define EDU_DMA_SRC	0x80
-#define EDU_DMA_DST	0x88
-#define EDU_DMA_CNT	0x90
-#define EDU_DMA_CMD	0x98
-#define EDU_CMD_START	0x1
-#define EDU_CMD_TO_RAM	0x2		/* from edu's buffer to the address */
-#define EDU_BUF		0x40000		/* edu's buffer, as DMA sees it */
-#define EDU_CHUNK	2048		/* bytes per transfer */
+/* Bytes per transfer: a page is two. */
+#define EDU_CHUNK	2048
 
 struct mirror {
 	struct mutex lock;		/* the mapping against the notifier */
@@ -137,25 +126,6 @@ static void edu_disable(struct mirror *m)
 	pci_disable_device(m->edu);
 	pci_dev_put(m->edu);
 	m->edu = NULL;
-}
-
-/* One edu transfer of @len bytes from @src to @dst, waited for. */
-static int edu_copy(struct mirror *m, u64 src, u64 dst, u32 len, bool to_ram)
-{
-	unsigned long end = jiffies + 5 * HZ;
-
-	writeq(src, m->regs + EDU_DMA_SRC);
-	writeq(dst, m->regs + EDU_DMA_DST);
-	writeq(len, m->regs + EDU_DMA_CNT);
-	writeq(EDU_CMD_START | (to_ram ? EDU_CMD_TO_RAM : 0),
-	       m->regs + EDU_DMA_CMD);
-	/* edu finishes on a timer of its own (100 ms of virtual time). */
-	while (readq(m->regs + EDU_DMA_CMD) & EDU_CMD_START) {
-		if (time_after(jiffies, end))
-			return -ETIMEDOUT;
-		usleep_range(1000, 2000);
-	}
-	return 0;
 }
 
 static void mirror_drop(struct mirror *m)
@@ -309,14 +279,13 @@ static long mirror_dma(struct mirror *m, void __user *uarg)
 	ret = -EAGAIN;
 	if (m->mapped && arg.offset < m->npages << PAGE_SHIFT)
 		dma = mirror_dma_addr(m, arg.offset);
-	if (dma) {
-		if (arg.to_mem)
-			ret = edu_copy(m, m->bounce_dma, EDU_BUF, arg.len, false) ?:
-			      edu_copy(m, EDU_BUF, dma, arg.len, true);
-		else
-			ret = edu_copy(m, dma, EDU_BUF, arg.len, false) ?:
-			      edu_copy(m, EDU_BUF, m->bounce_dma, arg.len, true);
-	}
+	/* Through edu's buffer: from the source, then to the destination. */
+	if (dma && arg.to_mem)
+		ret = edu_dma(m->regs, m->bounce_dma, EDU_BUF, arg.len, false) ?:
+		      edu_dma(m->regs, EDU_BUF, dma, arg.len, true);
+	else if (dma)
+		ret = edu_dma(m->regs, dma, EDU_BUF, arg.len, false) ?:
+		      edu_dma(m->regs, EDU_BUF, m->bounce_dma, arg.len, true);
 	mutex_unlock(&m->lock);
 	if (ret)
 		return ret;

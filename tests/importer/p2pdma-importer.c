@@ -41,24 +41,13 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "edu.h"
 #include "p2pdma_importer.h"
 
 MODULE_IMPORT_NS(DMA_BUF);
 
 #define IMP_MAX		8		/* attachments per open file */
 #define IMP_READ_MAX	SZ_1M
-
-/* QEMU's edu device (docs/specs/edu.rst): DMA registers in BAR 0. */
-#define EDU_VENDOR	0x1234
-#define EDU_DEVICE	0x11e8
-#define EDU_DMA_SRC	0x80
-#define EDU_DMA_DST	0x88
-#define EDU_DMA_CNT	0x90
-#define EDU_DMA_CMD	0x98
-#define EDU_CMD_START	0x1
-#define EDU_CMD_TO_RAM	0x2		/* from edu's buffer to the address */
-#define EDU_BUF		0x40000		/* edu's buffer, as DMA sees it */
-#define EDU_BUF_LEN	4095		/* QEMU 7.2 aborts at 0x41000 */
 
 struct imp {
 	struct dma_buf *dmabuf;		/* referenced until detach */
@@ -418,7 +407,6 @@ static int imp_dma_addr(struct sg_table *sgt, u64 offset, u32 len,
 static long imp_edu(struct imp_file *f, void __user *uarg)
 {
 	struct p2pimp_edu arg;
-	unsigned long end;
 	struct imp *imp;
 	dma_addr_t dma;
 	long ret;
@@ -436,20 +424,8 @@ static long imp_edu(struct imp_file *f, void __user *uarg)
 	ret = imp_dma_addr(imp->sgt, arg.offset, arg.len, &dma);
 	if (ret)
 		goto out_unlock;
-	writeq(arg.to_buffer ? EDU_BUF : dma, imp->edu + EDU_DMA_SRC);
-	writeq(arg.to_buffer ? dma : EDU_BUF, imp->edu + EDU_DMA_DST);
-	writeq(arg.len, imp->edu + EDU_DMA_CNT);
-	writeq(EDU_CMD_START | (arg.to_buffer ? EDU_CMD_TO_RAM : 0),
-	       imp->edu + EDU_DMA_CMD);
-	/* edu finishes on a timer of its own (100 ms of virtual time). */
-	end = jiffies + 5 * HZ;
-	while (readq(imp->edu + EDU_DMA_CMD) & EDU_CMD_START) {
-		if (time_after(jiffies, end)) {
-			ret = -ETIMEDOUT;
-			goto out_unlock;
-		}
-		usleep_range(1000, 2000);
-	}
+	ret = edu_dma(imp->edu, arg.to_buffer ? EDU_BUF : dma,
+		      arg.to_buffer ? dma : EDU_BUF, arg.len, arg.to_buffer);
 	arg.dma = dma;
 out_unlock:
 	dma_resv_unlock(imp->dmabuf->resv);
