@@ -227,14 +227,20 @@ message() {
 		to them as one. pci_p2pmem_export() (CONFIG_PCI_P2PDMA_DMABUF)
 		allocates pool memory and exports it as a dma-buf that dynamic
 		importers accepting peer-to-peer memory attach to, if their device
-		reaches the provider, and map through the DMA API. No importer may
-		pin: when the provider unbinds, each buffer is revoked with
-		dma_buf_move_notify(), later maps fail with -ENODEV, and the memory
-		returns to the pool without waiting for the dma-buf's release.
+		reaches the provider, and map through the DMA API; a static
+		importer, which could not be revoked, cannot attach. When the
+		provider unbinds, each buffer is revoked with
+		dma_buf_move_notify() under its reservation lock, later maps fail
+		with -ENODEV, and the unbind waits, with no timer, for the
+		reservation object's fences and for every importer to unmap (a
+		pinned one too: it is told all the same) before the memory
+		returns to the pool, without waiting for the dma-buf's release.
 
 		Every buffer is cleared when it is handed out. The CPU maps it
-		with mmap() (uncached, PFN-mapped, SIGBUS once revoked) or
-		vmap(), which a revocation waits for like a DMA mapping.
+		with mmap() (uncached, a page with its reference at a time, zapped
+		at revocation, SIGBUS after); vmap() fails, since the 6.12 dma-buf
+		core hands a live vmap's address to later callers without asking
+		the exporter, so it could not be revoked.
 
 		Userspace gets one from the misc device /dev/p2pmem (mode 0600)
 		with the P2PMEM_IOC_EXPORT ioctl of include/uapi/linux/p2pmem.h,
