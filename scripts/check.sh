@@ -42,7 +42,7 @@ mkdir -p "$log_dir"
 # Our C sources and headers, as paths relative to $top.
 mapfile -t c_files < <(cd "$top" && ls drivers/pci/p2pdma/*.[ch] drivers/pci/p2pmem-bar.c \
 	include/linux/pci-p2pdma.h include/uapi/linux/p2pmem.h kunit/*.[ch] tools/pci/p2pdma/*.[ch] \
-	tools/testing/selftests/p2pdma/p2pmem_export.c tests/importer/*.[ch] tests/hmm-p2p/*.[ch] 2>/dev/null)
+	tools/testing/selftests/p2pdma/p2pmem_export.c tools/testing/selftests/p2pdma/hmm_p2p.c tests/importer/*.[ch] tests/hmm-p2p/*.[ch] 2>/dev/null)
 # Our shell scripts: tracked ones plus new ones not yet added.
 mapfile -t sh_files < <(cd "$top" && git ls-files --cached --others --exclude-standard '*.sh')
 

@@ -109,9 +109,9 @@ static int unbind(const char *bdf)
 FIXTURE_SETUP(hmm)
 {
 	const char *scn = getenv("P2P_HMM_SCN");
-	const char *comma;
+	const char *comma = scn ? strchr(scn, ',') : NULL;
 
-	if (!scn || !(comma = strchr(scn, ',')))
+	if (!comma)
 		SKIP(return, "P2P_HMM_SCN is not set");
 	snprintf(self->route, sizeof(self->route), "%s", comma + 1);
 	ASSERT_EQ(find_ivshmem(self->bdf, sizeof(self->bdf)), 0);
@@ -194,13 +194,13 @@ static int edu_write(int ctl, const unsigned char *in)
 	return 0;
 }
 
-static void migrate_all(struct __test_metadata *_metadata, FIXTURE_DATA(hmm) *self)
+static void migrate_all(struct __test_metadata *_metadata, int ctl, unsigned char *buf)
 {
-	struct hmmp2p_range r = range_of(self->buf, 0);
+	struct hmmp2p_range r = range_of(buf, 0);
 
-	ASSERT_EQ(ioctl(self->ctl, HMMP2P_IOC_MIGRATE, &r), 0) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(ioctl(ctl, HMMP2P_IOC_MIGRATE, &r), 0) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(r.pages, PAGES);
-	ASSERT_EQ(stats(self->ctl).in_use, PAGES);
+	ASSERT_EQ(stats(ctl).in_use, PAGES);
 }
 
 /*
@@ -215,7 +215,7 @@ TEST_F(hmm, mirror_with_flag_dmas_device_memory)
 	bool refused = !strcmp(self->route, "refused");
 	struct hmmp2p_stats s;
 
-	migrate_all(_metadata, self);
+	migrate_all(_metadata, self->ctl, self->buf);
 	ASSERT_EQ(ioctl(self->ctl, HMMP2P_IOC_MIRROR, &r), 0) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(r.pages, PAGES);
 	EXPECT_EQ(r.p2p, refused ? 0 : PAGES);
@@ -244,7 +244,7 @@ TEST_F(hmm, mirror_without_flag_migrates_to_ram)
 	unsigned char got[LEN];
 	struct hmmp2p_stats s;
 
-	migrate_all(_metadata, self);
+	migrate_all(_metadata, self->ctl, self->buf);
 	ASSERT_EQ(ioctl(self->ctl, HMMP2P_IOC_MIRROR, &r), 0) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(r.p2p, 0);
 	EXPECT_EQ(r.fallback, 0);
@@ -270,7 +270,7 @@ TEST_F(hmm, cpu_touch_drops_mirror_before_page_moves)
 
 	if (!strcmp(self->route, "refused"))
 		SKIP(return, "the route is refused: the mirror is of RAM, nothing moves");
-	migrate_all(_metadata, self);
+	migrate_all(_metadata, self->ctl, self->buf);
 	ASSERT_EQ(ioctl(self->ctl, HMMP2P_IOC_MIRROR, &r), 0);
 	EXPECT_EQ(stats(self->ctl).mapped, PAGES);
 	/* One byte of page 1, read by the CPU. */
@@ -293,7 +293,7 @@ TEST_F(hmm, munmap_while_mirrored)
 	unsigned char got[CHUNK];
 	struct hmmp2p_stats s;
 
-	migrate_all(_metadata, self);
+	migrate_all(_metadata, self->ctl, self->buf);
 	ASSERT_EQ(ioctl(self->ctl, HMMP2P_IOC_MIRROR, &r), 0);
 	ASSERT_EQ(munmap(self->buf, LEN), 0);
 	self->buf = NULL;
@@ -316,7 +316,7 @@ TEST_F(hmm, owner_unbind_while_mirrored_migrates_back)
 
 	if (!strcmp(self->route, "refused"))
 		SKIP(return, "the route is refused: the mirror is of RAM already");
-	migrate_all(_metadata, self);
+	migrate_all(_metadata, self->ctl, self->buf);
 	ASSERT_EQ(ioctl(self->ctl, HMMP2P_IOC_MIRROR, &r), 0);
 	ASSERT_EQ(remember_driver(self->bdf), 0);
 	ASSERT_EQ(set_bound(self->bdf, false), 0);
