@@ -57,7 +57,7 @@ STAGES = [
     ('debugfs', [f'{CORE}/debugfs.c'], [], [], []),
     ('build', [f'{CORE}/Makefile', 'include/linux/pci-p2pdma.h'],
      ['PCI_P2PDMA'], ['switch'], ['drivers/pci/p2pdma.c']),
-    ('dmabuf', [f'{CORE}/dmabuf.c', f'{CORE}/chardev.c', UAPI,
+    ('dmabuf', [f'{CORE}/dmabuf.c', f'{CORE}/dmabuf-revoke.c', f'{CORE}/chardev.c', UAPI,
                 'Documentation/ABI/testing/dev-p2pmem'],
      ['PCI_P2PDMA_DMABUF'], [], []),
     ('kunit', [f'{CORE}/kunit.c'] +

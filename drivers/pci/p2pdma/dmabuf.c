@@ -7,8 +7,8 @@
  * dev_pagemap of its range, as every allocation does) and wraps it in a
  * dma-buf that importers attach to and map for their device through the
  * ordinary DMA API, which asks pci_p2pdma_map_segment() how each segment
- * is reached. It also owns the revocation of those buffers when their
- * provider unbinds (p2p_dmabuf_revoke(), called by p2p_provider_close()).
+ * is reached; and the list of buffers that hold memory, from which
+ * dmabuf-revoke.c takes a provider's buffers when it unbinds.
  *
  * Every importer is revocable. Only importers that give a move_notify
  * callback (dma_buf_dynamic_attach()), accept peer-to-peer memory
@@ -17,14 +17,6 @@
  * (dma_buf_pin(), or the dma-buf core on every map when
  * CONFIG_DMABUF_MOVE_NOTIFY is off): it is told by move_notify all the
  * same, and must stop every access before that callback returns.
- *
- * Revocation (the provider unbinds): under the buffer's reservation lock
- * the buffer is marked revoked and dma_buf_move_notify() tells every
- * importer; then the unbind waits, for as long as it takes, for the
- * fences in the reservation object and for every importer to unmap, zaps
- * the user mappings, and only then gives the memory back to the pool. No
- * timer frees anything: an importer that never unmaps keeps the unbind
- * waiting, and is named in the log while it does.
  *
  * Every buffer is handed out cleared to zero, by the pool's own clearing of
  * dirty memory (p2p_clean(), as for an mmap() of p2pmem/allocate).
@@ -42,9 +34,7 @@
  * and inserts a page only if the buffer is not revoked; the revocation
  * sets revoked under it and zaps the user mappings after dropping it, so
  * every page inserted before is zapped, and none is inserted after.
- * p2p_dmabuf_lock guards the list of buffers that hold memory, and is
- * never held across a wait: an unbind takes its provider's buffers off
- * the list, each with a reference on its file, and revokes them outside.
+ * p2p_dmabuf_lock guards the list of buffers that hold memory.
  */
 
 #define pr_fmt(fmt) "pci-p2pdma: " fmt
@@ -53,9 +43,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/fcntl.h>
-#include <linux/file.h>
 #include <linux/iosys-map.h>
-#include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -69,32 +57,13 @@
 
 MODULE_IMPORT_NS(DMA_BUF);
 
-/*
- * A revocation waiting for fences or for importers to unmap names what it
- * waits for after the first period, then after every later one.
- */
-#define P2P_DMABUF_FIRST_REPORT	(5 * HZ)
-#define P2P_DMABUF_REPORT	(30 * HZ)
-
 /* Longest segment of a mapping: also bounded by the device's limit. */
 #define P2P_DMABUF_MAX_SEG	SZ_1G
 
-struct p2p_dmabuf {
-	struct dma_buf *dmabuf;
-	struct pci_dev *provider;	/* referenced until release */
-	void *kaddr;		/* NULL once the memory went back to the pool */
-	size_t size;
-	/* In p2p_dmabufs until a revocation takes it, then on its list. */
-	struct list_head node;
-	struct file *held;	/* the revocation's file reference, or NULL */
-	bool revoked;		/* set under the reservation lock */
-	atomic_t mapped;	/* sg_tables given out and not yet unmapped */
-};
-
 /* Buffers holding memory that no revocation took yet. */
-static DEFINE_MUTEX(p2p_dmabuf_lock);
-static LIST_HEAD(p2p_dmabufs);
-static DECLARE_WAIT_QUEUE_HEAD(p2p_dmabuf_unmapped);
+DEFINE_MUTEX(p2p_dmabuf_lock);
+LIST_HEAD(p2p_dmabufs);
+DECLARE_WAIT_QUEUE_HEAD(p2p_dmabuf_unmapped);
 
 /* Refusals at attach are logged with their reason: not a flood of them. */
 static DEFINE_RATELIMIT_STATE(p2p_dmabuf_refusals, 5 * HZ, 10);
@@ -233,7 +202,8 @@ static void p2p_dmabuf_unmap(struct dma_buf_attachment *attach,
 
 /*
  * A user mapping's page, inserted when first touched. The reservation lock
- * orders it against p2p_dmabuf_revoke_one(): see the top of the file.
+ * orders it against the revocation (dmabuf-revoke.c): see the top of
+ * this file.
  * kaddr is stable here: a mapping holds the file, so no release runs, and
  * a revocation gives the memory back only after it set revoked.
  */
@@ -508,127 +478,3 @@ out_put:
 	return ERR_PTR(ret);
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_export);
-
-/* The importers of @buf that hold mappings, by device and driver. */
-static void p2p_dmabuf_report_mapped(struct p2p_dmabuf *buf,
-				     unsigned long waited)
-{
-	struct dma_buf_attachment *attach;
-
-	dma_resv_lock(buf->dmabuf->resv, NULL);
-	list_for_each_entry(attach, &buf->dmabuf->attachments, node)
-		if (attach->priv)
-			pci_warn(buf->provider, "P2PDMA: unbind waits %lu s for %s (%s) to unmap %lu mapping(s) of a revoked dma-buf of %zu bytes\n",
-				 waited / HZ, dev_name(attach->dev),
-				 dev_driver_string(attach->dev),
-				 (unsigned long)attach->priv, buf->size);
-	dma_resv_unlock(buf->dmabuf->resv);
-}
-
-/*
- * Wait until no page of @buf has a reference beyond the one it always
- * has (its idle reference): the zap dropped those of the user mappings,
- * what is left is a pin, by I/O that will end. Polled: nothing wakes us
- * when a page reference is dropped.
- */
-static void p2p_dmabuf_wait_pages(struct p2p_dmabuf *buf, unsigned long start)
-{
-	unsigned long npages = buf->size >> PAGE_SHIFT, i;
-	unsigned long next = jiffies + P2P_DMABUF_FIRST_REPORT;
-	struct page *page;
-
-	for (i = 0; i < npages; i++) {
-		page = virt_to_page(buf->kaddr + (i << PAGE_SHIFT));
-		while (page_ref_count(page) > 1) {
-			if (time_after(jiffies, next)) {
-				pci_warn(buf->provider, "P2PDMA: unbind waits %lu s for %d pins of page %lu of a revoked dma-buf of %zu bytes\n",
-					 (jiffies - start) / HZ,
-					 page_ref_count(page) - 1, i,
-					 buf->size);
-				next = jiffies + P2P_DMABUF_REPORT;
-			}
-			schedule_timeout_uninterruptible(1);
-		}
-		cond_resched();
-	}
-}
-
-/*
- * Revoke @buf: tell its importers, then wait for them for as long as it
- * takes, naming what it waits for now and then. Returns when nothing can
- * reach the memory any more.
- */
-static void p2p_dmabuf_revoke_one(struct p2p_dmabuf *buf)
-{
-	struct dma_resv *resv = buf->dmabuf->resv;
-	long period = P2P_DMABUF_FIRST_REPORT;
-	unsigned long start = jiffies;
-
-	dma_resv_lock(resv, NULL);
-	WRITE_ONCE(buf->revoked, true);
-	dma_buf_move_notify(buf->dmabuf);
-	dma_resv_unlock(resv);
-
-	/* DMA the importers queued before they were told. */
-	while (!dma_resv_wait_timeout(resv, DMA_RESV_USAGE_BOOKKEEP, false,
-				      period)) {
-		pci_warn(buf->provider, "P2PDMA: unbind waits %lu s for the fences of a revoked dma-buf of %zu bytes\n",
-			 (jiffies - start) / HZ, buf->size);
-		period = P2P_DMABUF_REPORT;
-	}
-	/*
-	 * Userspace: every page inserted before revoked was set goes, and
-	 * the fault inserts no more. After the unlock: the fault takes the
-	 * reservation lock under mmap_lock, the zap takes i_mmap_rwsem. No
-	 * file reference, no file: no mapping can exist.
-	 */
-	if (buf->held)
-		unmap_mapping_range(buf->held->f_mapping, 0, 0, 1);
-
-	/* Importers that unmap after move_notify returned. */
-	while (!wait_event_timeout(p2p_dmabuf_unmapped,
-				   !atomic_read(&buf->mapped), period)) {
-		p2p_dmabuf_report_mapped(buf, jiffies - start);
-		period = P2P_DMABUF_REPORT;
-	}
-	p2p_dmabuf_wait_pages(buf, start);
-}
-
-/*
- * Revoke every dma-buf exported from @pdev and give its memory back to the
- * pool, without waiting for the dma-bufs to be released. Called by
- * p2p_provider_close() once nothing more is handed out. A buffer whose
- * file is already on its way out is left on the list: nothing can reach
- * it any more, and its release gives the memory back.
- */
-void p2p_dmabuf_revoke(struct pci_dev *pdev)
-{
-	struct p2p_dmabuf *buf, *tmp;
-	LIST_HEAD(taken);
-
-	/*
-	 * The file cannot be freed under get_file_active() here: its last
-	 * fput() runs our release, which takes the buffer off the list under
-	 * the lock, before the file is freed. A count already at zero fails.
-	 */
-	mutex_lock(&p2p_dmabuf_lock);
-	list_for_each_entry_safe(buf, tmp, &p2p_dmabufs, node) {
-		if (buf->provider != pdev)
-			continue;
-		buf->held = get_file_active(&buf->dmabuf->file);
-		if (buf->held)
-			list_move_tail(&buf->node, &taken);
-	}
-	mutex_unlock(&p2p_dmabuf_lock);
-
-	list_for_each_entry_safe(buf, tmp, &taken, node) {
-		p2p_dmabuf_revoke_one(buf);
-		mutex_lock(&p2p_dmabuf_lock);
-		list_del(&buf->node);
-		pci_free_p2pmem(pdev, buf->kaddr, buf->size);
-		buf->kaddr = NULL;
-		mutex_unlock(&p2p_dmabuf_lock);
-		/* May be the last reference: release runs, and frees buf. */
-		fput(buf->held);
-	}
-}

@@ -17,7 +17,9 @@
  *  sysfs.c        /sys/bus/pci/devices/.../p2pmem/ and the allocate mmap
  *  configfs.c     the helpers for nvmet's configfs "p2pmem" attribute
  *  debugfs.c      /sys/kernel/debug/p2pdma/routes
- *  dmabuf.c       P2P memory exported as a dma-buf, and its revocation
+ *  dmabuf.c       P2P memory exported as a dma-buf
+ *  dmabuf-revoke.c
+ *                 revoking those buffers when their provider unbinds
  *  chardev.c      /dev/p2pmem: the uAPI that exports it to userspace
  * Nothing here is exported; include/linux/pci-p2pdma.h is the public API.
  *
@@ -25,8 +27,8 @@
  * files call each other, directly or around a circle (make check's
  * "layers" step, scripts/check-layers.py, fails on one):
  *  chardev.c, configfs.c, debugfs.c, sysfs.c
- *  provider.c          calls route.c, dmabuf.c, pool.c
- *  dmabuf.c            calls pool.c
+ *  provider.c          calls route.c, dmabuf-revoke.c, pool.c
+ *  dmabuf.c, dmabuf-revoke.c      call pool.c
  *  route.c             calls host-bridge.c, host-bridge-policy.c
  *  host-bridge.c       calls host-bridge-policy.c
  *  host-bridge-policy.c, pool.c   call no other file
@@ -247,8 +249,25 @@ size_t p2p_available(struct pci_p2pdma *p2p);
 void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 		bool cached);
 
-/* dmabuf.c */
+/* dmabuf.c: an exported buffer, and the list of those that hold memory */
 #ifdef CONFIG_PCI_P2PDMA_DMABUF
+struct p2p_dmabuf {
+	struct dma_buf *dmabuf;
+	struct pci_dev *provider;	/* referenced until release */
+	void *kaddr;		/* NULL once the memory went back to the pool */
+	size_t size;
+	/* In p2p_dmabufs until a revocation takes it, then on its list. */
+	struct list_head node;
+	struct file *held;	/* the revocation's file reference, or NULL */
+	bool revoked;		/* set under the reservation lock */
+	atomic_t mapped;	/* sg_tables given out and not yet unmapped */
+};
+
+extern struct mutex p2p_dmabuf_lock;
+extern struct list_head p2p_dmabufs;
+extern struct wait_queue_head p2p_dmabuf_unmapped;	/* @mapped fell to 0 */
+
+/* dmabuf-revoke.c */
 void p2p_dmabuf_revoke(struct pci_dev *pdev);
 #else
 static inline void p2p_dmabuf_revoke(struct pci_dev *pdev)
