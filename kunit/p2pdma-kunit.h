@@ -150,6 +150,7 @@ static void set_policy(struct kunit *test, const char *rules)
 	KUNIT_ASSERT_EQ(test, p2p_policy_set(rules, NULL), 0);
 }
 
+#include "route-hierarchy.h"
 #include "route-kunit.h"
 #include "host-bridge-policy-kunit.h"
 #include "provider-kunit.h"
