@@ -155,11 +155,14 @@ message() {
 		PCI/P2PDMA: Add the P2P memory pool for the new core
 
 		pool.c owns a provider's free P2P memory: a genalloc pool of its
-		registered ranges, a bitmap per range of pages that may hold
-		someone's data, a per-CPU cache of small kernel allocations, and
-		the allocation API (pci_alloc_p2pmem() and friends, alloc_sgl,
-		virt_to_bus). Every allocation holds a reference on its range's
-		dev_pagemap, which is what lets an unbind wait for its users.
+		registered ranges, a per-CPU cache of small kernel allocations,
+		and the allocation API (pci_alloc_p2pmem() and friends,
+		alloc_sgl, virt_to_bus). Every allocation holds a reference on
+		its range's dev_pagemap, which is what lets an unbind wait for its
+		users. clear.c owns a bitmap per range of pages that may hold
+		someone's data, and the clearing of such pages, verified by a
+		read-back, before they are handed out to a process; it is the
+		only code of the core that writes device memory.
 		EOF
 		;;
 	provider) cat <<-'EOF'

@@ -50,7 +50,7 @@ STAGES = [
     ('host-bridge', [f'{CORE}/p2pdma.h', f'{CORE}/host-bridge.c'], [], [], []),
     ('host-bridge-policy', [f'{CORE}/host-bridge-policy.c'], [], [], []),
     ('route', [f'{CORE}/route.c'], [], [], []),
-    ('pool', [f'{CORE}/pool.c'], [], [], []),
+    ('pool', [f'{CORE}/pool.c', f'{CORE}/clear.c'], [], [], []),
     ('provider', [f'{CORE}/provider.c'], [], [], []),
     ('sysfs', [f'{CORE}/sysfs.c'], [], [], []),
     ('configfs', [f'{CORE}/configfs.c'], [], [], []),

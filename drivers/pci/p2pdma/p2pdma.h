@@ -12,8 +12,9 @@
  *                 per-provider route cache, pci_p2pdma_map_segment()
  *  provider.c     registering BAR ranges, publishing, finding a provider,
  *                 and the unbind that revokes and waits
- *  pool.c         the genalloc pool: clean and dirty pages, the per-CPU
- *                 cache, verified clearing, the allocation API
+ *  pool.c         the genalloc pool, the per-CPU cache, the allocation API
+ *  clear.c        which pages may hold data (dirty), and their verified
+ *                 clearing: the only writes to device memory
  *  sysfs.c        /sys/bus/pci/devices/.../p2pmem/ and the allocate mmap
  *  configfs.c     the helpers for nvmet's configfs "p2pmem" attribute
  *  debugfs.c      /sys/kernel/debug/p2pdma/routes
@@ -28,10 +29,12 @@
  * "layers" step, scripts/check-layers.py, fails on one):
  *  chardev.c, configfs.c, debugfs.c, sysfs.c
  *  provider.c          calls route.c, dmabuf-revoke.c, pool.c
- *  dmabuf.c, dmabuf-revoke.c      call pool.c
+ *  dmabuf.c            calls pool.c, clear.c
+ *  dmabuf-revoke.c     calls pool.c
+ *  pool.c              calls clear.c
  *  route.c             calls host-bridge.c, host-bridge-policy.c
  *  host-bridge.c       calls host-bridge-policy.c
- *  host-bridge-policy.c, pool.c   call no other file
+ *  host-bridge-policy.c, clear.c  call no other file
  * route.c owns the verdict for a pair and asks the other two; it also
  * registers pci_p2pdma.host_bridges=, so that a change of the rules can
  * drop its cached verdicts and have host-bridge.c name what they risk
@@ -236,11 +239,15 @@ const char *p2p_map_type_name(enum pci_p2pdma_map_type map);
 extern struct mutex p2p_setup_lock;
 void p2p_page_free(struct page *page);
 
-/* pool.c */
+/* clear.c */
 struct p2p_region *p2p_region_of(struct pci_p2pdma *p2p, unsigned long addr);
 unsigned long p2p_page_index(struct p2p_region *region, unsigned long addr);
+void p2p_mark(struct p2p_region *region, unsigned long first,
+	      unsigned long n, bool dirty);
 int p2p_clean(struct p2p_region *region, unsigned long first,
 	      unsigned long n);
+
+/* pool.c */
 void p2p_run_add(struct pci_p2pdma *p2p, struct p2p_region *region,
 		 unsigned long addr, bool dirty);
 void p2p_runs_flush(struct pci_p2pdma *p2p);
