@@ -33,7 +33,11 @@ tools: deps build/bin/p2pcopy build/bin/p2pmap build/bin/p2pbench build/bin/p2pd
 
 build/bin/%: tools/%.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -Wall -Wextra -o $@ $<
+	$(CC) -O2 -Wall -Wextra $(TOOL_CFLAGS) -o $@ $<
+
+# p2pbench hmm drives the HMM P2P test mirror (its ioctls).
+build/bin/p2pbench: tests/hmm-p2p/hmm_p2p_test.h
+build/bin/p2pbench: TOOL_CFLAGS = -Itests/hmm-p2p
 
 # The route tool for operators (tools/pci/p2pdma, libc only).
 build/bin/p2pdma: $(wildcard tools/pci/p2pdma/*.[ch])

@@ -68,4 +68,26 @@ for via in p2p ram; do
 	mbps=$("$p2pbench" read "$buf" "$nvme" $((32 << 20)) $((1 << 20)) 5) || exit 1
 	echo "BENCH read_${via}_mbps $mbps"
 done
+
+# Metric 9: a peer's DMA mapping of 2 MiB of device-private memory (the
+# mm patch's HMM_PFN_REQ_P2P against 6.12's migration to RAM), with the
+# ivshmem p2pdma-bench left unbound, bound to the test owner.
+owner=
+for dev in /sys/bus/pci/devices/*; do
+	[ "$(cat "$dev/vendor"):$(cat "$dev/device")" = 0x1af4:0x1110 ] || continue
+	[ -e "$dev/driver" ] || owner=${dev##*/}
+done
+[ -n "$owner" ] || { echo "bench: no unbound ivshmem for the HMM owner"; exit 1; }
+echo hmm-p2p-owner > "/sys/bus/pci/devices/$owner/driver_override"
+echo "$owner" > /sys/bus/pci/drivers_probe
+[ -e "/sys/bus/pci/drivers/hmm-p2p-owner/$owner" ] ||
+	{ echo "bench: $owner did not bind to hmm-p2p-owner"; exit 1; }
+out=$("$p2pbench" hmm $((2 << 20)) 5) || exit 1
+# shellcheck disable=SC2086 # "P2P_US RAM_US P2P_BYTES RAM_BYTES", split on purpose
+set -- $out
+[ $# = 4 ] || { echo "bench: p2pbench hmm printed '$out'"; exit 1; }
+echo "BENCH hmm_p2p_2m $1"
+echo "BENCH hmm_migrate_2m $2"
+echo "BENCH hmm_p2p_ram_bytes $3"
+echo "BENCH hmm_migrate_ram_bytes $4"
 echo BENCH-DONE

@@ -19,7 +19,10 @@ control rows run the same code in both kernels: a verdict other than "tie"
 there is host drift the intervals missed, and the report exits 1.
 A row may compare two keys (ours doing one thing, the in-tree kernel
 another that gives a user the same result), and the limit row compares
-two keys of ours alone. Then issue 11's goals (a ratio each row must
+two keys of ours alone. The HMM P2P block compares, in each kernel alone,
+a peer's DMA mapping of device-private memory without the mm patch's flag
+and with it, per boot as above, with the bytes each copied through RAM.
+Then issue 11's goals (a ratio each row must
 reach) and, as information, where the no-touch mmap time goes: the mmap()
 and munmap() calls ('#' lines of RAW). Goals are reported, not enforced.
 """
@@ -57,12 +60,20 @@ ROWS = [(1, f'alloc_free_{s}k_{c}',
     (7, 'read_p2p_mbps', 'O_DIRECT NVMe -> P2P memory', 'MB/s', True),
     (7, 'read_ram_mbps', 'O_DIRECT NVMe -> RAM (control)', 'MB/s', True),
     (8, 'meta_bytes_per_mib', 'metadata per MiB registered', 'B', False),
+    (9, 'hmm_p2p_2m', 'HMM: fault+map 2 MiB device-private for a peer, HMM_PFN_REQ_P2P', 'us',
+     False),
+    (9, 'hmm_migrate_2m', 'HMM: the same without the flag (migration to RAM)', 'us', False),
 ]
 # The limit row, ours only: the kernel's clearing of the whole pool against
 # a program's memset() of it (p2pbench clear); goal at most LIMIT_GOAL.
 LIMIT = ('clear_pool_us', 'memset_pool_us',
          'ours: clearing the 1 GiB pool in mmap() / a memset() of it', 'x')
 LIMIT_GOAL = 1.1
+# The HMM row, each kernel alone (the mm patch is in both): a peer's fault
+# and DMA mapping of 2 MiB of device-private memory without the flag
+# (6.12: each page migrates to RAM first) against with it (the BAR's pages,
+# nothing migrated), per boot; and the bytes each copied through RAM.
+HMM = ('hmm_migrate_2m', 'hmm_p2p_2m', 'hmm_migrate_ram_bytes', 'hmm_p2p_ram_bytes')
 KERNELS = ('bench', 'bench-intree')
 # Fewer pairs give no verdict: the bootstrap of 3 pairs has 10 distinct
 # resamples, and a first run of 3 called a control row "faster".
@@ -204,6 +215,19 @@ def main():
                  geomean=geomean(limit_pairs) if limit_pairs else None,
                  ci_low=lo, ci_high=hi, goal=LIMIT_GOAL,
                  goal_met=None if hi is None else hi <= LIMIT_GOAL)
+    hmm = {}
+    for k in KERNELS:
+        without, withf = (values(runs, reps, k, key) for key in HMM[:2])
+        ram = [values(runs, reps, k, key) for key in HMM[2:]]
+        missing += [f'{key} ({k})' for key in HMM if not values(runs, reps, k, key)]
+        pairs = [a / b for a, b in zip(without, withf) if b > 0]
+        lo, hi = bootstrap(pairs)
+        hmm[k] = dict(without_us=statistics.median(without) if without else None,
+                      with_us=statistics.median(withf) if withf else None,
+                      without_ram_bytes=max(ram[0]) if ram[0] else None,
+                      with_ram_bytes=max(ram[1]) if ram[1] else None,
+                      pairs=pairs, geomean=geomean(pairs) if pairs else None,
+                      ci_low=lo, ci_high=hi, verdict=verdict(lo, hi, len(pairs)))
     info_rows = []
     for key, desc, unit in INFO:
         med = medians(info, reps, key)
@@ -223,7 +247,7 @@ def main():
                         r['ci_high'], r['verdict'], r['goal'], r['goal_met']])
     with open(os.path.join(outdir, 'results.json'), 'w') as f:
         json.dump(dict(machine=mach, repetitions={k: len(v) for k, v in reps.items()},
-                       rows=rows, limit=limit, info=info_rows), f, indent=1)
+                       rows=rows, limit=limit, hmm=hmm, info=info_rows), f, indent=1)
     with open(os.path.join(outdir, 'ratios.dat'), 'w') as f:
         for r in rows:
             if r['ratio']:
@@ -266,6 +290,18 @@ plot "{os.path.join(outdir, 'ratios.dat')}" using 0:2:xtic(1) with boxes lc rgb 
           f'{fmt(limit["memset"], "us")} us; per boot {fmt(limit["geomean"], "x")} '
           f'[{fmt(limit["ci_low"], "x")}-{fmt(limit["ci_high"], "x")}]; goal <= '
           f'{LIMIT_GOAL:.1f} (the whole interval): {met}')
+    print('\nHMM P2P (metric 9), each kernel alone: a peer\'s fault+map of 2 MiB of'
+          ' device-private memory without HMM_PFN_REQ_P2P / with it (> 1: the flag is'
+          ' faster), and the bytes copied through system RAM (the most of any boot):\n')
+    print('| kernel | without (us) | with (us) | per boot: mean [95% CI] | verdict |'
+          ' RAM bytes without | RAM bytes with |')
+    print('| --- | ---: | ---: | ---: | --- | ---: | ---: |')
+    for k in KERNELS:
+        h = hmm[k]
+        print(f'| {k} | {fmt(h["without_us"], "us")} | {fmt(h["with_us"], "us")} | '
+              f'{fmt(h["geomean"], "x")} [{fmt(h["ci_low"], "x")}-{fmt(h["ci_high"], "x")}] | '
+              f'{h["verdict"]} | {fmt(h["without_ram_bytes"], "B")} | '
+              f'{fmt(h["with_ram_bytes"], "B")} |')
     print('\nIssue 11 goals (ratio as above):\n')
     print('| what | unit | ours | in-tree | ratio | goal | met |')
     print('| --- | --- | ---: | ---: | ---: | ---: | --- |')

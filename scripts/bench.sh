@@ -73,6 +73,18 @@ hook_p2pmem_bar() {
 	makefile_line "$pci" 'p2pmem-bar\.o' "obj-\$(CONFIG_PCI_P2PMEM_BAR)	+= p2pmem-bar.o"
 }
 
+# The HMM P2P test owner and mirror (tests/hmm-p2p/, metric 9) use only
+# the public P2PDMA API and the mm patch, which both trees have: link them
+# into the in-tree kernel as prepare-tree.sh does into ours (with edu.h of
+# tests/importer/), with their Kconfig entry and Makefile line.
+hook_hmm() {
+	local pci=$1/drivers/pci
+	ln -sfn "$top/tests/hmm-p2p" "$pci/p2pdma-hmm"
+	ln -sfn "$top/tests/importer" "$pci/p2pdma-importer"
+	kconfig_source "$pci" p2pdma-hmm/Kconfig
+	makefile_line "$pci" 'p2pdma-hmm/' "obj-\$(CONFIG_PCI_P2PDMA_TEST_HMM)	+= p2pdma-hmm/"
+}
+
 prepare_trees() {
 	"$top/scripts/prepare-tree.sh"
 	hook_bench "$shared"
@@ -98,6 +110,7 @@ prepare_trees() {
 	fi
 	hook_bench "$intree"
 	hook_p2pmem_bar "$intree"
+	hook_hmm "$intree"
 }
 
 build_kernels() {
@@ -105,9 +118,11 @@ build_kernels() {
 		"$top/scripts/build-kernel.sh" release "$top/build/out-bench"
 	KERNEL_TREE=$intree EXTRA_CONFIG=$top/bench/bench.config \
 		"$top/scripts/build-kernel.sh" release "$top/build/out-bench-intree"
-	# Same fragments; only the two PCI_P2PDMA entries may select differently.
-	diff <(grep -v '^#' "$top/build/out-bench/.config") \
-		<(grep -v '^#' "$top/build/out-bench-intree/.config") >&2 ||
+	# Same fragments; only the two PCI_P2PDMA entries may select
+	# differently. Sorted: the entries sourced from our Kconfig files sit
+	# elsewhere in the two menus, which is no difference.
+	diff <(grep -v '^#' "$top/build/out-bench/.config" | sort) \
+		<(grep -v '^#' "$top/build/out-bench-intree/.config" | sort) >&2 ||
 		echo "bench: WARNING: the configurations differ (< ours, > in-tree)" >&2
 	grep -q "$intree/drivers/pci/p2pdma.c" "$top/build/out-bench-intree/drivers/pci/.p2pdma.o.cmd"
 	grep -qw p2p_policy_seq_begin "$top/build/out-bench/System.map"

@@ -26,6 +26,19 @@
  *          read BYTES of DEV with O_DIRECT, CHUNK at a time, into one
  *          CHUNK buffer of P2P memory mmapped from BDF, or of host RAM;
  *          prints the best throughput in MB/s
+ *        p2pbench hmm BYTES REPS
+ *          a peer's view of device-private memory (the mm patch's
+ *          HMM_PFN_REQ_P2P, tests/hmm-p2p/, whose owner must be bound):
+ *          each round migrates BYTES of a process range into the owner's
+ *          device memory, then times the mirror client's fault and DMA
+ *          mapping of all of it for edu (HMMP2P_IOC_MIRROR, one
+ *          HMMP2P_MAX_PAGES chunk at a time), once with the flag and once
+ *          without (6.12's way: every page migrates back to RAM first);
+ *          edu then reads one chunk of the last range mapped, and the bytes
+ *          must be the process's. Prints "P2P_US RAM_US P2P_BYTES
+ *          RAM_BYTES": the median times of the two, and the bytes each
+ *          copied through system RAM (migrate_to_ram() calls times the
+ *          page size) in its last round
  *
  * mmap and clear print the median of REPS, the first round included: a
  * best-of would drop the one round that pays for clearing dirty memory.
@@ -39,12 +52,18 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <hmm_p2p_test.h>
+
 #define MAX_REPS 64
+#define HMM_CTL "/sys/kernel/debug/hmm-p2p/ctl"
+#define HMM_CHUNK (HMMP2P_MAX_PAGES * 4096UL)
 
 static double now(void)
 {
@@ -177,6 +196,67 @@ static void bench_clear(const char *bdf, size_t len, double *clear_us,
 	*clear_us = dirty_us - clean_us;
 }
 
+/*
+ * One round of "hmm": @len of fresh process memory, filled with a
+ * pattern, migrated into device memory; the mirror's fault and map of all
+ * of it with @flags (HMMP2P_MIRROR_P2P or 0) timed; one edu read checked.
+ * Returns the us; *@ram_bytes: the bytes migrate_to_ram() copied.
+ */
+static double bench_hmm(int ctl, size_t len, unsigned int flags, unsigned long *ram_bytes)
+{
+	struct hmmp2p_stats before, after;
+	struct hmmp2p_range r = {};
+	unsigned char got[2048];
+	struct hmmp2p_dma d = { .len = sizeof(got), .buf = (uintptr_t)got };
+	unsigned char *p, *want;
+	size_t off;
+	double t;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	want = malloc(len);
+	if (p == MAP_FAILED || !want)
+		die("hmm: memory");
+	for (off = 0; off < len; off++)
+		want[off] = (unsigned char)(off * 7 + (off >> 12) + flags);
+	memcpy(p, want, len);
+	for (off = 0; off < len; off += HMM_CHUNK) {
+		r.addr = (uintptr_t)(p + off);
+		r.len = HMM_CHUNK;
+		if (ioctl(ctl, HMMP2P_IOC_MIGRATE, &r) || r.pages != HMMP2P_MAX_PAGES)
+			die("hmm: HMMP2P_IOC_MIGRATE did not move every page");
+	}
+	if (ioctl(ctl, HMMP2P_IOC_STATS, &before))
+		die("hmm: HMMP2P_IOC_STATS");
+	t = now();
+	for (off = 0; off < len; off += HMM_CHUNK) {
+		r.addr = (uintptr_t)(p + off);
+		r.len = HMM_CHUNK;
+		r.flags = flags;
+		if (ioctl(ctl, HMMP2P_IOC_MIRROR, &r))
+			die("hmm: HMMP2P_IOC_MIRROR");
+		/* With the flag, every page must come back as the BAR's. */
+		if (flags && r.p2p != HMMP2P_MAX_PAGES) {
+			errno = EREMOTEIO;
+			die("hmm: not every page was mirrored as P2P memory");
+		}
+	}
+	t = now() - t;
+	if (ioctl(ctl, HMMP2P_IOC_STATS, &after))
+		die("hmm: HMMP2P_IOC_STATS");
+	if (ioctl(ctl, HMMP2P_IOC_DMA, &d))
+		die("hmm: HMMP2P_IOC_DMA");
+	if (memcmp(got, want + len - HMM_CHUNK, sizeof(got))) {
+		errno = EIO;
+		die("hmm: edu read other bytes than the process wrote");
+	}
+	if (ioctl(ctl, HMMP2P_IOC_UNMIRROR))
+		die("hmm: HMMP2P_IOC_UNMIRROR");
+	munmap(p, len);
+	free(want);
+	*ram_bytes = (unsigned long)(after.to_ram - before.to_ram) * 4096;
+	return t * 1e6;
+}
+
 /* The optional words of "mmap" (argv[5...]): notouch or memset, split, afterdirty. */
 static int mmap_words(int argc, char **argv, enum touch *touch, int *split, int *dirty)
 {
@@ -247,10 +327,28 @@ int main(int argc, char **argv)
 			v[i] = bench_read(argv[2], argv[3], bytes, chunk);
 		printf("%.0f\n", highest(v, reps));
 		return 0;
+	} else if (argc == 4 && !strcmp(argv[1], "hmm")) {
+		size_t len = strtoull(argv[2], NULL, 0);
+		unsigned long p2p_bytes = 0, ram_bytes = 0;
+		int ctl = open(HMM_CTL, O_RDWR);
+
+		reps = atoi(argv[3]);
+		if (reps < 1 || reps > MAX_REPS || !len || len % HMM_CHUNK)
+			return 2;
+		if (ctl < 0)
+			die(HMM_CTL);
+		for (i = 0; i < reps; i++) {
+			v[i] = bench_hmm(ctl, len, HMMP2P_MIRROR_P2P, &p2p_bytes);
+			vmap[i] = bench_hmm(ctl, len, 0, &ram_bytes);
+		}
+		printf("%.0f %.0f %lu %lu\n", median(v, reps), median(vmap, reps),
+		       p2p_bytes, ram_bytes);
+		return 0;
 	}
-	fprintf(stderr, "usage: %s\n       %s\n       %s\n",
+	fprintf(stderr, "usage: %s\n       %s\n       %s\n       %s\n",
 		"p2pbench mmap BDF BYTES REPS [notouch | memset] [split] [afterdirty]",
 		"p2pbench clear BDF BYTES REPS",
-		"p2pbench read (BDF|ram) DEV BYTES CHUNK REPS");
+		"p2pbench read (BDF|ram) DEV BYTES CHUNK REPS",
+		"p2pbench hmm BYTES REPS");
 	return 2;
 }

@@ -10,10 +10,17 @@
 # private to QEMU (share=off, the ivshmem helper of qemu/run.sh, whose
 # comment says why). The 1 GiB pool lets bench/guest.sh map 1 GiB at once;
 # its struct pages (16 MiB) fit in the guest's default 1 GiB of RAM.
+# Below a second switch, the HMM P2P row's device-private memory (a ninth
+# ivshmem, which p2pdma-bench refuses, being full, so that bench/guest.sh
+# binds it to the test owner of tests/hmm-p2p/) and edu, its peer, which
+# reaches it by bus address. That root port comes after rp1: the eight
+# below rp1 probe first.
 #
 #  pcie.0 -- rp1 -- up1 (switch) --+-- dn1 -- benchN (NVMe, no CMB)
-#                                  +-- dv0..dv7 -- ivshmem-plain x8
-#                                  +-- dt -- pcie-pci-bridge -- pci-testdev x16
+#        |                         +-- dv0..dv7 -- ivshmem-plain x8
+#        |                         +-- dt -- pcie-pci-bridge -- pci-testdev x16
+#        +-- rp2 -- up2 (switch) --+-- dh1 -- ivhmm (ivshmem-plain, 2 MiB)
+#                                  +-- dh2 -- edu (DMA engine, 64-bit mask)
 dev pcie-root-port,id=rp1,bus=pcie.0,chassis=1,slot=1,addr=0x4
 dev x3130-upstream,id=up1,bus=rp1
 dev xio3130-downstream,id=dn1,bus=up1,chassis=2,slot=0
@@ -29,4 +36,10 @@ dev pcie-pci-bridge,id=br1,bus=dt
 for i in $(seq 1 16); do
 	dev "pci-testdev,bus=br1,addr=$(printf '%#x' "$i")"
 done
+dev pcie-root-port,id=rp2,bus=pcie.0,chassis=40,slot=40,addr=0x5
+dev x3130-upstream,id=up2,bus=rp2
+dev xio3130-downstream,id=dh1,bus=up2,chassis=41,slot=0
+ivshmem ivhmm dh1 2M
+dev xio3130-downstream,id=dh2,bus=up2,chassis=42,slot=1
+dev edu,bus=dh2,dma_mask=0xffffffffffffffff
 guest_env BENCH_NVME=benchN
