@@ -232,10 +232,12 @@ static void db_revoke_waits_for_fence_test(struct kunit *test)
 
 /*
  * The last reference of buffer B is dropped while the revocation waits
- * for buffer A's importer. B must not be released (its inode freed, its
- * memory freed) under the revocation, which still has to zap B's user
- * mappings through its file: a use-after-free KASAN reports. The memory
- * of both is back at the end, and B's release frees nothing twice.
+ * for buffer A's importer, and before the revocation reached B. B's
+ * release claims it, and since nothing can reach its memory (no fence,
+ * no pin), gives it back at once; the revocation, which still holds B
+ * and zaps its user mappings through B's inode, must not touch freed
+ * memory (KASAN) nor give B's memory back twice. The memory of both is
+ * back at the end.
  */
 static void db_release_during_revoke_test(struct kunit *test)
 {
@@ -252,7 +254,7 @@ static void db_release_during_revoke_test(struct kunit *test)
 	db_put(b);
 	/* Long enough for an inode freed by B's release to be reused. */
 	msleep(200);
-	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - 2 * DB_BUF);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - DB_BUF);
 	db_unmap(test);
 	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&c->closed, 5 * HZ),
 			0);
@@ -416,6 +418,288 @@ static void db_revoke_waits_for_page_ref_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
 }
 
+/* An unsignalled fence of the case's, added to the buffer as @usage. */
+static void db_add_fence(struct kunit *test, enum dma_resv_usage usage)
+{
+	struct db_case *c = test->priv;
+	struct dma_resv *resv = c->dmabuf->resv;
+	int ret;
+
+	c->fence = kzalloc(sizeof(*c->fence), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c->fence);
+	dma_fence_init(c->fence, &db_fence_ops, &db_fence_lock,
+		       dma_fence_context_alloc(1), 1);
+	dma_resv_lock(resv, NULL);
+	ret = dma_resv_reserve_fences(resv, 1);
+	if (!ret)
+		dma_resv_add_fence(resv, c->fence, usage);
+	dma_resv_unlock(resv);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+}
+
+/*
+ * Hold the dma-buf by its dentry alone, as an O_PATH open of
+ * /proc/self/fd/N does once N is closed: the file is freed, the release
+ * has not run. The @n files opened next (shmem, each mapped into the
+ * case's mm with its page faulted in) may take the freed file's slot.
+ * Returns the dentry; dput() of it runs the release.
+ */
+static struct dentry *db_hold_dentry_only(struct kunit *test,
+					  struct file **others, int n)
+{
+	struct db_case *c = test->priv;
+	struct dentry *dentry = dget(c->dmabuf->file->f_path.dentry);
+	unsigned long uaddr;
+	int i, ret;
+
+	db_put(c->dmabuf);
+	c->dmabuf = NULL;
+	for (i = 0; i < n; i++) {
+		others[i] = shmem_file_setup("p2pdma-kunit", PAGE_SIZE, 0);
+		if (IS_ERR(others[i]))
+			continue;
+		uaddr = kunit_vm_mmap(test, others[i], 0, PAGE_SIZE,
+				      PROT_READ | PROT_WRITE, MAP_SHARED, 0);
+		KUNIT_EXPECT_FALSE(test, !uaddr || IS_ERR_VALUE(uaddr));
+		mmap_read_lock(current->mm);
+		ret = fixup_user_fault(current->mm, uaddr, FAULT_FLAG_WRITE,
+				       NULL);
+		mmap_read_unlock(current->mm);
+		KUNIT_EXPECT_EQ(test, ret, 0);
+	}
+	return dentry;
+}
+
+/* Is the page of @file still mapped (by the case's mm)? */
+static bool db_other_mapped(struct file *file)
+{
+	struct folio *folio = shmem_read_folio(file->f_mapping, 0);
+	bool mapped;
+
+	if (IS_ERR(folio))
+		return false;
+	mapped = folio_mapped(folio);
+	folio_put(folio);
+	return mapped;
+}
+
+static void db_put_others(struct file **others, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!IS_ERR(others[i]))
+			fput(others[i]);
+	flush_delayed_fput();
+}
+
+#define DB_OTHERS	8
+
+/*
+ * The dma-buf's file is gone and its dentry still holds it (no release
+ * yet), with files opened since, one of which may sit where the dma-buf's
+ * file was: the unbind revokes the buffer all the same and gives its
+ * memory back, touching none of the other files (their mappings stay,
+ * their counts too); the release that follows frees nothing twice.
+ */
+static void db_revoke_dentry_only_test(struct kunit *test)
+{
+	struct file *others[DB_OTHERS];
+	struct dentry *dentry;
+	int i;
+
+	db_export(test);
+	dentry = db_hold_dentry_only(test, others, DB_OTHERS);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - DB_BUF);
+	p2p_provider_close(db_p->pdev);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+	for (i = 0; i < DB_OTHERS; i++) {
+		if (IS_ERR(others[i]))
+			continue;
+		KUNIT_EXPECT_TRUE_MSG(test, db_other_mapped(others[i]),
+				      "file %d's mapping zapped", i);
+		/* The case's own and the mapping's. */
+		KUNIT_EXPECT_EQ(test, file_count(others[i]), 2);
+	}
+	db_put_others(others, DB_OTHERS);
+	dput(dentry);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+}
+
+/*
+ * The issue's sequence: a fence on the buffer, the dentry held alone,
+ * files opened, the unbind waiting for the fence; then the dentry goes
+ * (the release runs during the wait: it must not free the buffer or its
+ * memory under the revocation), then the fence signals: the unbind ends
+ * at once, with the memory back.
+ */
+static void db_release_during_fence_wait_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct file *others[DB_OTHERS];
+	struct dentry *dentry;
+
+	db_export(test);
+	db_add_fence(test, DMA_RESV_USAGE_WRITE);
+	dentry = db_hold_dentry_only(test, others, DB_OTHERS);
+	db_close_async(test);
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&c->closed, HZ), 0);
+	dput(dentry);
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&c->closed, HZ / 2),
+			0);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - DB_BUF);
+	dma_fence_signal(c->fence);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&c->closed, 5 * HZ),
+			0);
+	wait_for_completion(&c->closed);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+	db_put_others(others, DB_OTHERS);
+}
+
+/* Until P's pool has @avail bytes, at most 5 s: a release's work item. */
+static size_t db_wait_available(size_t avail)
+{
+	int i;
+
+	for (i = 0; i < 250 && p2p_available(db_p2p()) != avail; i++)
+		msleep(20);
+	return p2p_available(db_p2p());
+}
+
+/*
+ * The release of a buffer whose fence (a reader's) has not signalled:
+ * the release returns, the memory stays out of the pool until the fence
+ * signals. An unbind meanwhile waits for it too.
+ */
+static void db_release_waits_for_fence_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+
+	db_export(test);
+	db_add_fence(test, DMA_RESV_USAGE_READ);
+	db_put(c->dmabuf);
+	c->dmabuf = NULL;
+	msleep(200);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - DB_BUF);
+	db_close_async(test);
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&c->closed, HZ), 0);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - DB_BUF);
+	dma_fence_signal(c->fence);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&c->closed, 5 * HZ),
+			0);
+	wait_for_completion(&c->closed);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+}
+
+/*
+ * A page pinned through the user mapping (by I/O into it, O_DIRECT),
+ * then the mapping and the dma-buf gone: the memory stays out of the
+ * pool until the pin is dropped, so the next export cannot be written by
+ * the old I/O.
+ */
+static void db_release_waits_for_pin_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	unsigned long uaddr;
+	struct page *page;
+
+	db_export(test);
+	uaddr = db_mmap_fault(test, &page);
+	get_page(page);
+	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, 2 * PAGE_SIZE), 0);
+	db_put(c->dmabuf);
+	c->dmabuf = NULL;
+	msleep(200);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 2);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - DB_BUF);
+	put_page(page);
+	KUNIT_EXPECT_EQ(test, db_wait_available(DB_SIZE), DB_SIZE);
+}
+
+/*
+ * A fence added while the unbind waits for an importer to unmap (after
+ * any wait for fences could have started): the unbind waits for it too,
+ * whatever its usage (here the weakest, BOOKKEEP).
+ */
+static void db_fence_added_before_unmap_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+
+	db_export(test);
+	db_attach_map_ops(test, db_q, &db_importer_ignores);
+	db_close_async(test);
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&c->closed, HZ), 0);
+	db_add_fence(test, DMA_RESV_USAGE_BOOKKEEP);
+	db_unmap(test);
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&c->closed, HZ), 0);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE - DB_BUF);
+	dma_fence_signal(c->fence);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&c->closed, 5 * HZ),
+			0);
+	wait_for_completion(&c->closed);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+}
+
+struct db_export_thread {
+	struct kunit *test;
+	struct completion done;
+	struct dma_buf *dmabuf;
+};
+
+static int db_export_thread_fn(void *data)
+{
+	struct db_export_thread *e = data;
+
+	current->kunit_test = e->test;
+	e->dmabuf = pci_p2pmem_export(db_p->pdev, DB_BUF, 0);
+	complete_all(&e->done);
+	return 0;
+}
+
+/* Set the reference count of every page of P's range to @count. */
+static void db_set_page_refs(int count)
+{
+	struct p2p_region *region = db_region();
+	unsigned long i;
+
+	for (i = 0; i < DB_SIZE >> PAGE_SHIFT; i++)
+		set_page_count(pfn_to_page(PHYS_PFN(region->pgmap.range.start) + i),
+			       count);
+}
+
+/*
+ * Pages just given back by a munmap() on another CPU are in the pool
+ * before the core gives them their idle reference again. An export that
+ * takes them waits for it: a fault of the dma-buf's mapping would
+ * otherwise fail (vm_insert_page() refuses a page without a reference)
+ * and the user would get a spurious SIGBUS.
+ */
+static void db_export_waits_for_idle_ref_test(struct kunit *test)
+{
+	struct db_case *c = test->priv;
+	struct db_export_thread *e;
+	struct task_struct *t;
+	struct page *page;
+
+	e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	e->test = test;
+	init_completion(&e->done);
+	db_set_page_refs(0);
+	t = kthread_run(db_export_thread_fn, e, "p2pdma-db-export");
+	if (IS_ERR(t))
+		db_set_page_refs(1);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&e->done, HZ / 5),
+			0);
+	db_set_page_refs(1);
+	wait_for_completion(&e->done);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, e->dmabuf);
+	c->dmabuf = e->dmabuf;
+	db_mmap_fault(test, &page);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 2);
+}
+
 static struct kunit_case p2pdma_dmabuf_revoke_cases[] = {
 	KUNIT_CASE(db_pin_revoked_test),
 	KUNIT_CASE(db_revoke_test),
@@ -427,6 +711,12 @@ static struct kunit_case p2pdma_dmabuf_revoke_cases[] = {
 	KUNIT_CASE(db_other_provider_not_stalled_test),
 	KUNIT_CASE(db_mmap_page_refs_test),
 	KUNIT_CASE(db_revoke_waits_for_page_ref_test),
+	KUNIT_CASE(db_revoke_dentry_only_test),
+	KUNIT_CASE(db_release_during_fence_wait_test),
+	KUNIT_CASE(db_release_waits_for_fence_test),
+	KUNIT_CASE(db_release_waits_for_pin_test),
+	KUNIT_CASE(db_fence_added_before_unmap_test),
+	KUNIT_CASE(db_export_waits_for_idle_ref_test),
 	{}
 };
 

@@ -1,33 +1,48 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * PCI peer-to-peer DMA: the revocation of exported dma-bufs.
+ * PCI peer-to-peer DMA: when an exported dma-buf's memory goes back.
  *
- * Owns p2p_dmabuf_revoke(), which p2p_provider_close() calls when a
- * provider unbinds, once nothing more is handed out: it takes the
- * provider's buffers off the exporter's list (dmabuf.c) and revokes each.
- * Under the buffer's reservation lock the buffer is marked revoked and
- * dma_buf_move_notify() tells every importer; then the unbind waits, for
- * as long as it takes, for the fences in the reservation object and for
- * every importer to unmap, zaps the user mappings, waits for every pin of
- * the pages to go, and only then gives the memory back to the pool. No
- * timer frees anything: an importer that never unmaps keeps the unbind
- * waiting, and is named in the log while it does.
+ * Owns the two ways a buffer of dmabuf.c ends, and the one place its
+ * memory goes back to the pool (p2p_dmabuf_give_back()):
  *
- * p2p_dmabuf_lock is never held across a wait: the unbind takes its
- * provider's buffers off the list, each with a reference on its file,
- * and revokes them outside the lock.
+ * - p2p_dmabuf_revoke(), which p2p_provider_close() calls when a provider
+ *   unbinds, once nothing more is handed out. Each of the provider's
+ *   buffers is marked revoked under its reservation lock and
+ *   dma_buf_move_notify() tells every importer; the user mappings are
+ *   zapped; then the unbind waits, for as long as it takes, for every
+ *   importer to unmap, then for every fence in the reservation object
+ *   (of every usage, read after the last unmap), then for every pin of
+ *   the pages, and only then gives the memory back. No timer frees
+ *   anything: what it waits for is named in the log while it waits.
+ * - p2p_dmabuf_retire(), which the dma-buf's release calls: no importer
+ *   and no user mapping is left, but DMA queued on the buffer and pins of
+ *   its pages may still reach the memory. Then the memory goes back at
+ *   once, or from a work item after the same waits, so that the last
+ *   close() does not wait for a fence.
+ *
+ * Whichever of the two claims a buffer first (under p2p_dmabuf_lock)
+ * gives its memory back; a revocation that finds a buffer claimed by its
+ * release waits for it. Nothing here relies on the dma-buf's file, which
+ * is gone while its dentry may still hold the dma-buf: a revocation holds
+ * the buffer by its own reference, zaps through the inode the buffer
+ * holds, and uses the dma-buf only under the buffer's lock, until the
+ * release clears it.
+ *
+ * p2p_dmabuf_lock is never held across a wait.
  */
 
 #define pr_fmt(fmt) "pci-p2pdma: " fmt
 
 #include <linux/dma-buf.h>
+#include <linux/dma-fence.h>
 #include <linux/dma-resv.h>
-#include <linux/file.h>
+#include <linux/fs.h>
 #include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/slab.h>
 #include <linux/wait.h>
 
 #include "../pci.h"
@@ -36,11 +51,43 @@
 MODULE_IMPORT_NS(DMA_BUF);
 
 /*
- * A revocation waiting for fences or for importers to unmap names what it
- * waits for after the first period, then after every later one.
+ * A wait for fences, importers or pins names what it waits for after the
+ * first period, then after every later one.
  */
 #define P2P_DMABUF_FIRST_REPORT	(5 * HZ)
 #define P2P_DMABUF_REPORT	(30 * HZ)
+
+static void p2p_dmabuf_free(struct kref *ref)
+{
+	struct p2p_dmabuf *buf = container_of(ref, struct p2p_dmabuf, ref);
+
+	WARN_ON(buf->kaddr);
+	dma_fence_put(buf->fence);
+	iput(buf->inode);
+	pci_dev_put(buf->provider);
+	mutex_destroy(&buf->lock);
+	kfree(buf);
+}
+
+/* Drop a reference of @buf; the last one frees it. May sleep. */
+void p2p_dmabuf_put(struct p2p_dmabuf *buf)
+{
+	kref_put(&buf->ref, p2p_dmabuf_free);
+}
+
+/*
+ * The memory of @buf goes back to the pool: only by whoever claimed it,
+ * once nothing can reach it.
+ */
+static void p2p_dmabuf_give_back(struct p2p_dmabuf *buf)
+{
+	mutex_lock(&p2p_dmabuf_lock);
+	list_del(&buf->node);
+	pci_free_p2pmem(buf->provider, buf->kaddr, buf->size);
+	buf->kaddr = NULL;
+	mutex_unlock(&p2p_dmabuf_lock);
+	complete_all(&buf->gone);
+}
 
 /* The importers of @buf that hold mappings, by device and driver. */
 static void p2p_dmabuf_report_mapped(struct p2p_dmabuf *buf,
@@ -48,6 +95,12 @@ static void p2p_dmabuf_report_mapped(struct p2p_dmabuf *buf,
 {
 	struct dma_buf_attachment *attach;
 
+	guard(mutex)(&buf->lock);
+	if (!buf->dmabuf) {
+		pci_warn(buf->provider, "P2PDMA: waits %lu s for %d mapping(s) of a released dma-buf of %zu bytes\n",
+			 waited / HZ, atomic_read(&buf->mapped), buf->size);
+		return;
+	}
 	dma_resv_lock(buf->dmabuf->resv, NULL);
 	list_for_each_entry(attach, &buf->dmabuf->attachments, node)
 		if (attach->priv)
@@ -58,11 +111,79 @@ static void p2p_dmabuf_report_mapped(struct p2p_dmabuf *buf,
 	dma_resv_unlock(buf->dmabuf->resv);
 }
 
+/* Until every sg_table of @buf is unmapped. */
+static void p2p_dmabuf_wait_unmapped(struct p2p_dmabuf *buf,
+				     unsigned long start)
+{
+	long period = P2P_DMABUF_FIRST_REPORT;
+
+	while (!wait_event_timeout(p2p_dmabuf_unmapped,
+				   !atomic_read(&buf->mapped), period)) {
+		p2p_dmabuf_report_mapped(buf, jiffies - start);
+		period = P2P_DMABUF_REPORT;
+	}
+}
+
 /*
- * Wait until no page of @buf has a reference beyond the one it always
- * has (its idle reference): the zap dropped those of the user mappings,
- * what is left is a pin, by I/O that will end. Polled: nothing wakes us
- * when a page reference is dropped.
+ * The fences of every usage queued on @buf, with a reference of the
+ * caller's: read from the reservation object while the dma-buf lives,
+ * else what its release found there.
+ */
+static struct dma_fence *p2p_dmabuf_fences(struct p2p_dmabuf *buf)
+{
+	struct dma_fence *fence = NULL;
+	struct dma_resv *resv;
+	int ret;
+
+	guard(mutex)(&buf->lock);
+	if (!buf->dmabuf)
+		return dma_fence_get(buf->fence);
+	resv = buf->dmabuf->resv;
+	dma_resv_lock(resv, NULL);
+	ret = dma_resv_get_singleton(resv, DMA_RESV_USAGE_BOOKKEEP, &fence);
+	dma_resv_unlock(resv);
+	/* No memory for a fence array: wait here, holding the release off. */
+	if (ret)
+		dma_resv_wait_timeout(resv, DMA_RESV_USAGE_BOOKKEEP, false,
+				      MAX_SCHEDULE_TIMEOUT);
+	return ret ? NULL : fence;
+}
+
+/* Until @fence (may be NULL) signals. */
+static void p2p_dmabuf_wait_fence(struct p2p_dmabuf *buf,
+				  struct dma_fence *fence, unsigned long start)
+{
+	long period = P2P_DMABUF_FIRST_REPORT;
+
+	if (!fence)
+		return;
+	while (!dma_fence_wait_timeout(fence, false, period)) {
+		pci_warn(buf->provider, "P2PDMA: waits %lu s for the fences of a %s dma-buf of %zu bytes\n",
+			 (jiffies - start) / HZ,
+			 buf->revoked ? "revoked" : "released", buf->size);
+		period = P2P_DMABUF_REPORT;
+	}
+}
+
+/*
+ * Does no page of @buf have a reference beyond the one it always has (its
+ * idle reference)? Another is a user mapping's or a pin's.
+ */
+static bool p2p_dmabuf_pages_idle(struct p2p_dmabuf *buf)
+{
+	unsigned long i;
+
+	for (i = 0; i < buf->size >> PAGE_SHIFT; i++)
+		if (page_ref_count(virt_to_page(buf->kaddr + (i << PAGE_SHIFT))) > 1)
+			return false;
+	return true;
+}
+
+/*
+ * Until no page of @buf has a reference beyond its idle one: the user
+ * mappings are gone (zapped, or with the file), what is left is a pin, by
+ * I/O that will end. Polled: nothing wakes us when a page reference is
+ * dropped. Only the claimant of @buf calls this: the pages are its own.
  */
 static void p2p_dmabuf_wait_pages(struct p2p_dmabuf *buf, unsigned long start)
 {
@@ -74,9 +195,10 @@ static void p2p_dmabuf_wait_pages(struct p2p_dmabuf *buf, unsigned long start)
 		page = virt_to_page(buf->kaddr + (i << PAGE_SHIFT));
 		while (page_ref_count(page) > 1) {
 			if (time_after(jiffies, next)) {
-				pci_warn(buf->provider, "P2PDMA: unbind waits %lu s for %d pins of page %lu of a revoked dma-buf of %zu bytes\n",
+				pci_warn(buf->provider, "P2PDMA: waits %lu s for %d pins of page %lu of a %s dma-buf of %zu bytes\n",
 					 (jiffies - start) / HZ,
 					 page_ref_count(page) - 1, i,
+					 buf->revoked ? "revoked" : "released",
 					 buf->size);
 				next = jiffies + P2P_DMABUF_REPORT;
 			}
@@ -86,82 +208,135 @@ static void p2p_dmabuf_wait_pages(struct p2p_dmabuf *buf, unsigned long start)
 	}
 }
 
+/* Everything that may reach @buf's memory after its release, then none. */
+static void p2p_dmabuf_settle(struct p2p_dmabuf *buf, unsigned long start)
+{
+	struct dma_fence *fence;
+
+	/* Importers that unmap after move_notify returned. */
+	p2p_dmabuf_wait_unmapped(buf, start);
+	/* Then every fence: one added before the last unmap counts too. */
+	fence = p2p_dmabuf_fences(buf);
+	p2p_dmabuf_wait_fence(buf, fence, start);
+	dma_fence_put(fence);
+	p2p_dmabuf_wait_pages(buf, start);
+}
+
+static void p2p_dmabuf_retire_fn(struct work_struct *work)
+{
+	struct p2p_dmabuf *buf = container_of(work, struct p2p_dmabuf, retire);
+
+	p2p_dmabuf_settle(buf, jiffies);
+	p2p_dmabuf_give_back(buf);
+	p2p_dmabuf_put(buf);
+}
+
+/**
+ * p2p_dmabuf_retire() - the dma-buf of @buf was released
+ * @buf: the buffer; the dma-buf's reference passes to this function
+ *
+ * Unless a revocation claimed @buf first, gives its memory back: at once
+ * if nothing can reach it (no fence pending, no pin), else from a work
+ * item once the fences signalled and the pins are gone, so that the
+ * release does not wait. Called by the release with @buf->dmabuf cleared
+ * and @buf->fence set. Context: process context, may sleep.
+ */
+void p2p_dmabuf_retire(struct p2p_dmabuf *buf)
+{
+	bool mine;
+
+	mutex_lock(&p2p_dmabuf_lock);
+	mine = !buf->claimed;
+	buf->claimed = true;
+	mutex_unlock(&p2p_dmabuf_lock);
+	if (!mine) {
+		p2p_dmabuf_put(buf);
+		return;
+	}
+	if (atomic_read(&buf->mapped) ||
+	    (buf->fence && !dma_fence_is_signaled(buf->fence)) ||
+	    !p2p_dmabuf_pages_idle(buf)) {
+		INIT_WORK(&buf->retire, p2p_dmabuf_retire_fn);
+		queue_work(system_unbound_wq, &buf->retire);
+		return;
+	}
+	p2p_dmabuf_give_back(buf);
+	p2p_dmabuf_put(buf);
+}
+
 /*
- * Revoke @buf: tell its importers, then wait for them for as long as it
- * takes, naming what it waits for now and then. Returns when nothing can
- * reach the memory any more.
+ * Revoke @buf, which this revocation claimed: tell its importers, zap the
+ * user mappings, and wait for everything that may still reach the memory,
+ * naming what it waits for now and then.
  */
 static void p2p_dmabuf_revoke_one(struct p2p_dmabuf *buf)
 {
-	struct dma_resv *resv = buf->dmabuf->resv;
-	long period = P2P_DMABUF_FIRST_REPORT;
-	unsigned long start = jiffies;
-
-	dma_resv_lock(resv, NULL);
-	WRITE_ONCE(buf->revoked, true);
-	dma_buf_move_notify(buf->dmabuf);
-	dma_resv_unlock(resv);
-
-	/* DMA the importers queued before they were told. */
-	while (!dma_resv_wait_timeout(resv, DMA_RESV_USAGE_BOOKKEEP, false,
-				      period)) {
-		pci_warn(buf->provider, "P2PDMA: unbind waits %lu s for the fences of a revoked dma-buf of %zu bytes\n",
-			 (jiffies - start) / HZ, buf->size);
-		period = P2P_DMABUF_REPORT;
+	scoped_guard(mutex, &buf->lock) {
+		if (!buf->dmabuf) {
+			WRITE_ONCE(buf->revoked, true);
+			break;
+		}
+		dma_resv_lock(buf->dmabuf->resv, NULL);
+		WRITE_ONCE(buf->revoked, true);
+		dma_buf_move_notify(buf->dmabuf);
+		dma_resv_unlock(buf->dmabuf->resv);
 	}
 	/*
 	 * Userspace: every page inserted before revoked was set goes, and
 	 * the fault inserts no more. After the unlock: the fault takes the
-	 * reservation lock under mmap_lock, the zap takes i_mmap_rwsem. No
-	 * file reference, no file: no mapping can exist.
+	 * reservation lock under mmap_lock, the zap takes i_mmap_rwsem.
 	 */
-	if (buf->held)
-		unmap_mapping_range(buf->held->f_mapping, 0, 0, 1);
+	unmap_mapping_range(buf->inode->i_mapping, 0, 0, 1);
+	p2p_dmabuf_settle(buf, jiffies);
+}
 
-	/* Importers that unmap after move_notify returned. */
-	while (!wait_event_timeout(p2p_dmabuf_unmapped,
-				   !atomic_read(&buf->mapped), period)) {
-		p2p_dmabuf_report_mapped(buf, jiffies - start);
+/* A buffer its release claimed first: until its memory went back. */
+static void p2p_dmabuf_wait_gone(struct p2p_dmabuf *buf)
+{
+	unsigned long start = jiffies;
+	long period = P2P_DMABUF_FIRST_REPORT;
+
+	while (!wait_for_completion_timeout(&buf->gone, period)) {
+		pci_warn(buf->provider, "P2PDMA: unbind waits %lu s for the fences or pins of a released dma-buf of %zu bytes\n",
+			 (jiffies - start) / HZ, buf->size);
 		period = P2P_DMABUF_REPORT;
 	}
-	p2p_dmabuf_wait_pages(buf, start);
 }
 
 /*
- * Revoke every dma-buf exported from @pdev and give its memory back to the
- * pool, without waiting for the dma-bufs to be released. Called by
- * p2p_provider_close() once nothing more is handed out. A buffer whose
- * file is already on its way out is left on the list: nothing can reach
- * it any more, and its release gives the memory back.
+ * Revoke every dma-buf exported from @pdev, and wait until each one's
+ * memory is back in the pool, without waiting for the dma-bufs to be
+ * released. Called by p2p_provider_close() once nothing more is handed
+ * out, so no buffer joins the list meanwhile.
  */
 void p2p_dmabuf_revoke(struct pci_dev *pdev)
 {
 	struct p2p_dmabuf *buf, *tmp;
 	LIST_HEAD(taken);
 
-	/*
-	 * The file cannot be freed under get_file_active() here: its last
-	 * fput() runs our release, which takes the buffer off the list under
-	 * the lock, before the file is freed. A count already at zero fails.
-	 */
 	mutex_lock(&p2p_dmabuf_lock);
-	list_for_each_entry_safe(buf, tmp, &p2p_dmabufs, node) {
+	list_for_each_entry(buf, &p2p_dmabufs, node) {
 		if (buf->provider != pdev)
 			continue;
-		buf->held = get_file_active(&buf->dmabuf->file);
-		if (buf->held)
-			list_move_tail(&buf->node, &taken);
+		kref_get(&buf->ref);
+		list_add_tail(&buf->revoke_node, &taken);
 	}
 	mutex_unlock(&p2p_dmabuf_lock);
 
-	list_for_each_entry_safe(buf, tmp, &taken, node) {
-		p2p_dmabuf_revoke_one(buf);
+	list_for_each_entry_safe(buf, tmp, &taken, revoke_node) {
+		bool mine;
+
+		list_del(&buf->revoke_node);
 		mutex_lock(&p2p_dmabuf_lock);
-		list_del(&buf->node);
-		pci_free_p2pmem(pdev, buf->kaddr, buf->size);
-		buf->kaddr = NULL;
+		mine = !buf->claimed;
+		buf->claimed = true;
 		mutex_unlock(&p2p_dmabuf_lock);
-		/* May be the last reference: release runs, and frees buf. */
-		fput(buf->held);
+		if (mine) {
+			p2p_dmabuf_revoke_one(buf);
+			p2p_dmabuf_give_back(buf);
+		} else {
+			p2p_dmabuf_wait_gone(buf);
+		}
+		p2p_dmabuf_put(buf);
 	}
 }

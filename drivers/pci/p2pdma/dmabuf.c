@@ -18,6 +18,12 @@
  * CONFIG_DMABUF_MOVE_NOTIFY is off): it is told by move_notify all the
  * same, and must stop every access before that callback returns.
  *
+ * A buffer lives by its own reference count (see p2pdma.h), not by the
+ * dma-buf's file: the dma-buf's dentry, which runs the release, can
+ * outlive the file. Its memory goes back to the pool only once nothing
+ * can reach it, from the release or from a revocation, whichever claims
+ * it first (dmabuf-revoke.c).
+ *
  * Every buffer is handed out cleared to zero, by the pool's own clearing of
  * dirty memory (p2p_clean(), as for an mmap() of p2pmem/allocate).
  *
@@ -265,23 +271,35 @@ static int p2p_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 	return 0;
 }
 
+/*
+ * The dma-buf's last reference is gone: its dentry's, which may have
+ * outlived its file. No importer is attached and no user mapping is left,
+ * but DMA queued in the reservation object, and pins of the pages, may
+ * still reach the memory. The reservation object goes with the dma-buf:
+ * take its fences with a reference of the buffer's own, and clear
+ * @dmabuf, under the buffer's lock, which a revocation holds whenever it
+ * uses the dma-buf. Whoever claimed the buffer gives the memory back
+ * (dmabuf-revoke.c); the release does not wait for it.
+ */
 static void p2p_dmabuf_release(struct dma_buf *dmabuf)
 {
 	struct p2p_dmabuf *buf = dmabuf->priv;
+	struct dma_fence *fence = NULL;
+	int ret;
 
-	/*
-	 * Unless a revocation gave it back already: one that took the buffer
-	 * held its file, so it finished before this release could run.
-	 */
-	mutex_lock(&p2p_dmabuf_lock);
-	if (buf->kaddr) {
-		list_del(&buf->node);
-		pci_free_p2pmem(buf->provider, buf->kaddr, buf->size);
-		buf->kaddr = NULL;
-	}
-	mutex_unlock(&p2p_dmabuf_lock);
-	pci_dev_put(buf->provider);
-	kfree(buf);
+	mutex_lock(&buf->lock);
+	dma_resv_lock(dmabuf->resv, NULL);
+	ret = dma_resv_get_singleton(dmabuf->resv, DMA_RESV_USAGE_BOOKKEEP,
+				     &fence);
+	dma_resv_unlock(dmabuf->resv);
+	/* No memory for a fence array: wait for the fences here. */
+	if (ret)
+		dma_resv_wait_timeout(dmabuf->resv, DMA_RESV_USAGE_BOOKKEEP,
+				      false, MAX_SCHEDULE_TIMEOUT);
+	buf->fence = ret ? NULL : fence;
+	buf->dmabuf = NULL;
+	mutex_unlock(&buf->lock);
+	p2p_dmabuf_retire(buf);
 }
 
 static const struct dma_buf_ops p2p_dmabuf_ops = {
@@ -312,6 +330,8 @@ static bool p2p_dmabuf_provider_open(struct pci_dev *pdev)
 static void *p2p_dmabuf_alloc(struct pci_dev *provider, size_t size)
 {
 	struct pci_p2pdma *p2p;
+	unsigned long i;
+	void *kaddr;
 
 	scoped_guard(rcu) {
 		p2p = rcu_dereference(provider->p2pdma);
@@ -320,7 +340,11 @@ static void *p2p_dmabuf_alloc(struct pci_dev *provider, size_t size)
 		/* What earlier munmap()s returned is in the pool for first-fit. */
 		p2p_runs_flush(p2p);
 	}
-	return p2p_alloc(provider, size, 1, false);
+	kaddr = p2p_alloc(provider, size, 1, false);
+	/* A page just back from a munmap() on another CPU: see pool.c. */
+	for (i = 0; kaddr && i < size >> PAGE_SHIFT; i++)
+		p2p_wait_idle_ref(virt_to_page(kaddr + (i << PAGE_SHIFT)));
+	return kaddr;
 }
 
 /*
@@ -360,9 +384,12 @@ static int p2p_dmabuf_clear(void *kaddr, size_t size)
  * a dma-buf whose exporter name is "pci-p2pdma". It reads as zero: what
  * may hold an earlier user's data is cleared, and the clearing read back,
  * before the buffer is returned (as an mmap() of p2pmem/allocate does).
- * The memory goes back to the pool when the dma-buf is released
- * (its last reference is dropped, dma_buf_put()), or when @provider's
- * driver unbinds, whichever comes first.
+ * The memory goes back to the pool after the dma-buf is released (its
+ * last reference is dropped, dma_buf_put(), or its last O_PATH holder
+ * closed), or when @provider's driver unbinds, whichever comes first, and
+ * never while a fence queued on it (of any usage) is unsignalled or a
+ * page of it is pinned: a release with such a fence or pin leaves the
+ * wait to a work item and returns.
  *
  * Importers must be dynamic (dma_buf_dynamic_attach() with a
  * move_notify callback) and accept peer-to-peer memory (allow_peer2peer
@@ -395,11 +422,13 @@ static int p2p_dmabuf_clear(void *kaddr, size_t size)
  * dma_buf_move_notify() tells every importer. A pinned importer must have
  * stopped every access when its move_notify returns (the revocation is
  * synchronous for it); a dynamic one unmaps then or later, after the DMA
- * it fenced in the reservation object. The unbind waits for those fences
- * and for every mapping to be unmapped, with no time limit (what it waits
- * for is logged after 5 seconds and every 30 seconds after that), zaps
- * the user mappings, and only then gives the memory back to the pool. It
- * does not wait for the dma-buf itself to be released.
+ * it fenced in the reservation object. The unbind zaps the user
+ * mappings, waits for every mapping to be unmapped, then for every fence
+ * in the reservation object (of every usage, as it is after the last
+ * unmap), then for every pin of the pages, with no time limit (what it
+ * waits for is logged after 5 seconds and every 30 seconds after that),
+ * and only then gives the memory back to the pool. It does not wait for
+ * the dma-buf itself to be released.
  *
  * Context: process context, may sleep (the clearing of a large buffer
  * takes a while; a fatal signal stops it).
@@ -426,6 +455,9 @@ struct dma_buf *pci_p2pmem_export(struct pci_dev *provider, size_t size,
 	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
+	kref_init(&buf->ref);
+	mutex_init(&buf->lock);
+	init_completion(&buf->gone);
 	buf->provider = pci_dev_get(provider);
 	buf->size = size;
 	atomic_set(&buf->mapped, 0);
@@ -464,6 +496,9 @@ struct dma_buf *pci_p2pmem_export(struct pci_dev *provider, size_t size,
 		goto out_unlock;
 	}
 	buf->dmabuf = dmabuf;
+	/* For the zap of a revocation, whether or not the file is still there. */
+	buf->inode = file_inode(dmabuf->file);
+	ihold(buf->inode);
 	list_add_tail(&buf->node, &p2p_dmabufs);
 	mutex_unlock(&p2p_dmabuf_lock);
 	return dmabuf;
@@ -472,9 +507,9 @@ out_unlock:
 	mutex_unlock(&p2p_dmabuf_lock);
 out_free:
 	pci_free_p2pmem(provider, buf->kaddr, size);
+	buf->kaddr = NULL;
 out_put:
-	pci_dev_put(buf->provider);
-	kfree(buf);
+	p2p_dmabuf_put(buf);
 	return ERR_PTR(ret);
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_export);

@@ -44,14 +44,17 @@
 #define _DRIVERS_PCI_P2PDMA_P2PDMA_H
 
 #include <kunit/visibility.h>
+#include <linux/completion.h>
 #include <linux/dma-map-ops.h>
 #include <linux/genalloc.h>
+#include <linux/kref.h>
 #include <linux/memremap.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/pci-p2pdma.h>
 #include <linux/percpu.h>
 #include <linux/seqlock.h>
+#include <linux/workqueue.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/sysfs.h>
@@ -255,19 +258,38 @@ bool p2p_cache_drain(struct pci_p2pdma *p2p);
 size_t p2p_available(struct pci_p2pdma *p2p);
 void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 		bool cached);
+void p2p_wait_idle_ref(struct page *page);
 
-/* dmabuf.c: an exported buffer, and the list of those that hold memory */
+/*
+ * dmabuf.c: an exported buffer, and the list of those that hold memory.
+ * The buffer lives by its own reference count, not by the dma-buf's file
+ * (a dentry can outlive its file): the dma-buf holds one reference until
+ * its release, a revocation one while it revokes, a release that waits
+ * for its memory one until it gave it back (dmabuf-revoke.c).
+ */
 #ifdef CONFIG_PCI_P2PDMA_DMABUF
 struct p2p_dmabuf {
-	struct dma_buf *dmabuf;
-	struct pci_dev *provider;	/* referenced until release */
+	struct kref ref;
+	struct mutex lock;	/* guards @dmabuf and @fence against release */
+	struct dma_buf *dmabuf;	/* NULL once released */
+	struct dma_fence *fence;	/* queued when it was released, or NULL */
+	/* The dma-buf's inode, held: its i_mapping has the user mappings. */
+	struct inode *inode;
+	struct pci_dev *provider;	/* referenced until the last put */
 	void *kaddr;		/* NULL once the memory went back to the pool */
 	size_t size;
-	/* In p2p_dmabufs until a revocation takes it, then on its list. */
+	/* In p2p_dmabufs while it holds memory (under p2p_dmabuf_lock). */
 	struct list_head node;
-	struct file *held;	/* the revocation's file reference, or NULL */
+	/*
+	 * Whoever claims it first gives the memory back: its release, or a
+	 * revocation (under p2p_dmabuf_lock). @gone completes when it did.
+	 */
+	bool claimed;
+	struct completion gone;
+	struct list_head revoke_node;	/* on a revocation's list */
 	bool revoked;		/* set under the reservation lock */
 	atomic_t mapped;	/* sg_tables given out and not yet unmapped */
+	struct work_struct retire;	/* a release's wait for its memory */
 };
 
 extern struct mutex p2p_dmabuf_lock;
@@ -276,6 +298,8 @@ extern struct wait_queue_head p2p_dmabuf_unmapped;	/* @mapped fell to 0 */
 
 /* dmabuf-revoke.c */
 void p2p_dmabuf_revoke(struct pci_dev *pdev);
+void p2p_dmabuf_retire(struct p2p_dmabuf *buf);
+void p2p_dmabuf_put(struct p2p_dmabuf *buf);
 #else
 static inline void p2p_dmabuf_revoke(struct pci_dev *pdev)
 {

@@ -324,6 +324,20 @@ void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 	return (void *)addr;
 }
 
+/*
+ * A page unmapped on another CPU is back in the pool from its page_free
+ * callback on, but the core gives it its idle reference again only after
+ * that callback returns (free_zone_device_folio()). Whoever maps it into
+ * userspace (sysfs.c, dmabuf.c) waits for that first: vm_insert_pages()
+ * refuses a page without a reference (-EINVAL, a spurious SIGBUS), and a
+ * reference taken before the core resets the count would be lost.
+ */
+void p2p_wait_idle_ref(struct page *page)
+{
+	while (unlikely(!page_ref_count(page)))
+		cond_resched();
+}
+
 /**
  * pci_alloc_p2pmem() - allocate P2P memory from a provider
  * @pdev: the provider

@@ -97,20 +97,6 @@ static const struct vm_operations_struct p2pmem_vm_ops = {
 };
 
 /*
- * A page unmapped on another CPU is back in the pool from its page_free
- * callback on, but the core gives it its idle reference again only after
- * that callback returns (free_zone_device_folio()). Wait for that before
- * inserting it: vm_insert_pages() refuses a page without a reference
- * (-EINVAL), and a reference taken before the core resets the count
- * would be lost.
- */
-static void p2p_wait_idle_ref(struct page *page)
-{
-	while (unlikely(!page_ref_count(page)))
-		cond_resched();
-}
-
-/*
  * Zero what is dirty of @npages pages of fresh P2P memory at @kaddr and
  * insert them into @vma from its start, P2P_MAP_BATCH at a time:
  * vm_insert_pages() takes the page table lock once for a run of pages,

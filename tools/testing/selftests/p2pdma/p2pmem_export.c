@@ -730,6 +730,69 @@ TEST_F_TIMEOUT(p2pexp, unbind_waits_for_unsignalled_fence, 120)
 	ASSERT_EQ(0, wait_p2pmem(self->bdf));
 }
 
+/*
+ * The dma-buf held by its dentry alone: an O_PATH open of /proc/self/fd/N,
+ * then close(N), frees the file and keeps the dma-buf. With a fence
+ * (sw_sync, a writer's) on it and files opened since, the unbind still
+ * revokes it: it waits for the fence; the O_PATH fd closed during that
+ * wait (the release runs under the revocation) changes nothing; once
+ * the fence signals the unbind ends within seconds, and the provider
+ * binds again with all its memory.
+ */
+TEST_F_TIMEOUT(p2pexp, unbind_with_dmabuf_held_by_o_path_only, 120)
+{
+	struct sw_sync_create_fence_data f = { .value = 1, .name = "p2pexp" };
+	struct dma_buf_import_sync_file imp = { .flags = DMA_BUF_SYNC_WRITE };
+	int fd = export(self->dev, &self->req), tl, opath, others[16], status, i;
+	long long avail = available(self->bdf);
+	char path[256];
+	__u32 one = 1;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	tl = open(SW_SYNC, O_RDWR);
+	ASSERT_LE(0, tl) TH_LOG("%s: %s", SW_SYNC, strerror(errno));
+	ASSERT_EQ(0, ioctl(tl, SW_SYNC_IOC_CREATE_FENCE, &f));
+	imp.fd = f.fence;
+	ASSERT_EQ(0, ioctl(fd, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &imp)) TH_LOG("%s", strerror(errno));
+	close(f.fence);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	opath = open(path, O_PATH | O_CLOEXEC);
+	ASSERT_LE(0, opath) TH_LOG("O_PATH open of %s: %s", path, strerror(errno));
+	ASSERT_EQ(0, close(fd));
+	/* Files that may take the freed file's place. */
+	for (i = 0; i < 16; i++)
+		others[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	/* The dma-buf still holds its memory. */
+	EXPECT_GE(avail - (long long)MIB, available(self->bdf));
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/unbind", provider_drv);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(write_file(path, self->bdf) ? 1 : 0);
+	sleep(3);
+	EXPECT_EQ(0, waitpid(pid, &status, WNOHANG))
+		TH_LOG("the unbind did not wait for the fence");
+	/* The release, while the unbind waits. */
+	EXPECT_EQ(0, close(opath));
+	sleep(1);
+	EXPECT_EQ(0, waitpid(pid, &status, WNOHANG))
+		TH_LOG("the release ended the unbind's wait for the fence");
+	ASSERT_EQ(0, ioctl(tl, SW_SYNC_IOC_INC, &one));
+	for (i = 0; i < 1000 && waitpid(pid, &status, WNOHANG) != pid; i++)
+		usleep(10000);
+	ASSERT_GT(1000, i) TH_LOG("unbind still blocked 10 s after the fence signalled");
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	for (i = 0; i < 16; i++)
+		if (others[i] >= 0)
+			close(others[i]);
+	close(tl);
+	ASSERT_EQ(0, set_bound(self->bdf, true));
+	ASSERT_EQ(0, wait_p2pmem(self->bdf));
+	EXPECT_EQ(avail, available(self->bdf));
+}
+
 /* Faulting threads, each on pages of its own (see below). */
 #define RACERS		4
 struct racer {
