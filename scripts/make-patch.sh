@@ -234,16 +234,23 @@ message() {
 		importer, which could not be revoked, cannot attach. When the
 		provider unbinds, each buffer is revoked with
 		dma_buf_move_notify() under its reservation lock, later maps fail
-		with -ENODEV, and the unbind waits, with no timer, for the
-		reservation object's fences and for every importer to unmap (a
-		pinned one too: it is told all the same) before the memory
-		returns to the pool, without waiting for the dma-buf's release.
+		with -ENODEV, and the unbind waits, with no timer, for every
+		importer to unmap (a pinned one too: it is told all the same),
+		then for the reservation object's fences of every usage, then for
+		every pin of the pages, before the memory returns to the pool,
+		without waiting for the dma-buf's release. A buffer lives by a
+		reference count of its own, not by the dma-buf's file, which its
+		dentry (and so the release) can outlive; the release gives the
+		memory back once its fences signalled and no page is pinned,
+		from a work item if it must wait.
 
 		Every buffer is cleared when it is handed out. The CPU maps it
 		with mmap() (uncached, a page with its reference at a time, zapped
-		at revocation, SIGBUS after); vmap() fails, since the 6.12 dma-buf
-		core hands a live vmap's address to later callers without asking
-		the exporter, so it could not be revoked.
+		at revocation, SIGBUS after); block O_DIRECT may pin those pages
+		(FOLL_PCI_P2PDMA), any other pin fails with -EREMOTEIO. vmap()
+		fails, since the 6.12 dma-buf core hands a live vmap's address to
+		later callers without asking the exporter, so it could not be
+		revoked.
 
 		Userspace gets one from the misc device /dev/p2pmem (mode 0600)
 		with the P2PMEM_IOC_EXPORT ioctl of include/uapi/linux/p2pmem.h,

@@ -245,11 +245,14 @@ static const struct vm_operations_struct p2p_dmabuf_vm_ops = {
  *
  * The pages are inserted as pages (VM_MIXEDMAP), not as bare PFNs: each
  * PTE holds a page reference, a forked child's copy takes its own, and
- * the revocation waits for every reference to go. VM_IO makes GUP refuse
- * the mapping, so nothing can pin it through the VMA (VFIO type1 pins a
- * VM_PFNMAP mapping's PFNs without a reference; this one is not such a
- * mapping); a page GUP-fast took with FOLL_PCI_P2PDMA holds a reference
- * the revocation waits for.
+ * the revocation waits for every reference to go. VFIO type1, which pins
+ * a VM_PFNMAP mapping's PFNs without a reference, cannot take them. A
+ * page may be pinned by GUP with FOLL_PCI_P2PDMA only (block O_DIRECT:
+ * short-term), by GUP-fast and through the VMA alike, so that what a user
+ * gets does not depend on CONFIG_SECRETMEM (which makes GUP-fast leave
+ * these pages to the slow path); the revocation and the release wait for
+ * such a pin. Every other GUP (long-term pins of RDMA, io_uring, VFIO)
+ * gets -EREMOTEIO.
  */
 static int p2p_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 {
@@ -263,7 +266,7 @@ static int p2p_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 	/* Only fails early: the fault checks under the lock. */
 	if (READ_ONCE(buf->revoked))
 		return -ENODEV;
-	vm_flags_set(vma, VM_MIXEDMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_set(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP);
 	/* As p2pmem/allocate and the kernel's mapping of the BAR: uncached. */
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	vma->vm_ops = &p2p_dmabuf_vm_ops;
@@ -409,8 +412,9 @@ static int p2p_dmabuf_clear(void *kaddr, size_t size)
  * (-EREMOTEIO if the route was refused since the attach).
  *
  * CPU access: mmap() of the dma-buf (MAP_SHARED only, else -EINVAL) maps
- * the memory uncached (VM_MIXEDMAP | VM_IO: each PTE holds a page
- * reference, GUP refuses the mapping), a page at a time as it faults;
+ * the memory uncached (VM_MIXEDMAP: each PTE holds a page reference;
+ * GUP pins a page only with FOLL_PCI_P2PDMA, as block O_DIRECT asks,
+ * otherwise -EREMOTEIO), a page at a time as it faults;
  * after the revocation every user mapping is zapped (a forked child's
  * too), a later access gets SIGBUS and a new mmap() fails with -ENODEV.
  * dma_buf_vmap() fails with -EINVAL: a kernel mapping handed out by the

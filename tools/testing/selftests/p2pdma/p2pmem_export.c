@@ -3,12 +3,14 @@
  * /dev/p2pmem: P2P memory exported to userspace as a dma-buf
  * (P2PMEM_IOC_EXPORT, include/uapi/linux/p2pmem.h). Every errno of the
  * ioctl, the dma-buf's mmap() (zeroed memory, the same bytes at any
- * offset, the flags of a mapping of refcounted pages that GUP refuses),
+ * offset, the flags of a mapping of refcounted pages that only
+ * FOLL_PCI_P2PDMA pins, block O_DIRECT into it),
  * what the dma-buf core shows and does with it
  * (fdinfo, DMA_BUF_IOCTL_SYNC, DMA_BUF_SET_NAME, passing it to another
  * process), and the revocation when the provider unbinds (SIGBUS, in a
  * forked child too, then -ENODEV until it is bound again; faults and
- * exports in threads racing the unbind).
+ * exports in threads racing the unbind; a dma-buf held by an O_PATH
+ * descriptor alone).
  *
  * The provider comes from the environment, as for p2pdma_test:
  *   P2P_MEM      serial of the NVMe whose CMB is the P2P memory, or
@@ -335,7 +337,7 @@ TEST_F(p2pexp, mmap_reads_zero_and_writes_read_back)
 	vm_flags(p, flags, sizeof(flags));
 	EXPECT_TRUE(has_flag(flags, "mm")) TH_LOG("VmFlags:%s", flags);
 	EXPECT_FALSE(has_flag(flags, "pf")) TH_LOG("VmFlags:%s", flags);
-	EXPECT_TRUE(has_flag(flags, "io")) TH_LOG("VmFlags:%s", flags);
+	EXPECT_FALSE(has_flag(flags, "io")) TH_LOG("VmFlags:%s", flags);
 	EXPECT_TRUE(has_flag(flags, "dd")) TH_LOG("VmFlags:%s", flags);
 	EXPECT_TRUE(has_flag(flags, "de")) TH_LOG("VmFlags:%s", flags);
 	EXPECT_TRUE(has_flag(flags, "sh")) TH_LOG("VmFlags:%s", flags);
@@ -380,11 +382,12 @@ TEST_F(p2pexp, mmap_at_offset_maps_those_pages)
 }
 
 /*
- * GUP refuses the mapping (VM_IO): vmsplice(), which takes references
- * on the user pages it is given, fails with EFAULT, so no reference taken
- * through the VMA can outlive a revocation. DMA goes through the dma-buf.
+ * GUP without FOLL_PCI_P2PDMA refuses the mapping's pages: vmsplice(),
+ * which takes references on the user pages it is given, fails with
+ * EREMOTEIO, as would a long-term pin (RDMA, io_uring, VFIO). DMA goes
+ * through the dma-buf, or through block O_DIRECT (below).
  */
-TEST_F(p2pexp, gup_of_mapping_is_efault)
+TEST_F(p2pexp, gup_without_p2pdma_flag_is_eremoteio)
 {
 	int fd = export(self->dev, &self->req), pfd[2];
 	struct iovec iov;
@@ -398,11 +401,53 @@ TEST_F(p2pexp, gup_of_mapping_is_efault)
 	iov.iov_len = PAGE;
 	ASSERT_EQ(0, pipe(pfd));
 	EXPECT_EQ(-1, vmsplice(pfd[1], &iov, 1, 0));
-	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(EREMOTEIO, errno) TH_LOG("vmsplice: %s", strerror(errno));
 	close(pfd[0]);
 	close(pfd[1]);
 	munmap(p, MIB);
 	close(fd);
+}
+
+/* Region of the source disk this suite writes (others use 40 and 48 MiB). */
+#define DISK_OFF	(56 * MIB)
+
+/*
+ * Block O_DIRECT from the scenario's source NVMe (P2P_SRC) into the
+ * dma-buf's mapping: the NVMe DMAs into the provider's memory, which then
+ * holds the bytes written to the disk. It works whether or not the kernel
+ * has CONFIG_SECRETMEM (GUP-fast or GUP through the VMA, both with
+ * FOLL_PCI_P2PDMA); a route the policy refuses fails with EREMOTEIO.
+ */
+TEST_F(p2pexp, odirect_read_into_mapping_moves_the_bytes)
+{
+	const char *expect = getenv("P2P_EXPECT_SRC") ?: "bus-address";
+	int fd = export(self->dev, &self->req), dfd;
+	struct nvme_dev src;
+	unsigned char *ram, *p;
+	ssize_t n;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, find_nvme(getenv("P2P_SRC"), &src))
+		TH_LOG("no NVMe with serial P2P_SRC=%s", getenv("P2P_SRC") ?: "(unset)");
+	ASSERT_EQ(0, posix_memalign((void **)&ram, PAGE, MIB));
+	fill(ram, MIB, 21);
+	dfd = open(src.blk, O_RDWR | O_DIRECT | O_CLOEXEC);
+	ASSERT_LE(0, dfd) TH_LOG("%s: %s", src.blk, strerror(errno));
+	ASSERT_EQ((ssize_t)MIB, pwrite(dfd, ram, MIB, DISK_OFF));
+	p = map_buf(fd, MIB);
+	ASSERT_NE(MAP_FAILED, p);
+	n = pread(dfd, p, MIB, DISK_OFF);
+	if (!strcmp(expect, "refused")) {
+		EXPECT_EQ(-1, n);
+		EXPECT_EQ(EREMOTEIO, errno);
+	} else {
+		EXPECT_EQ((ssize_t)MIB, n) TH_LOG("pread: %s", strerror(errno));
+		EXPECT_EQ(-1, mismatch(p, MIB, 21));
+	}
+	munmap(p, MIB);
+	close(dfd);
+	close(fd);
+	free(ram);
 }
 
 TEST_F(p2pexp, map_private_and_past_the_end_are_einval)
@@ -743,12 +788,13 @@ TEST_F_TIMEOUT(p2pexp, unbind_with_dmabuf_held_by_o_path_only, 120)
 {
 	struct sw_sync_create_fence_data f = { .value = 1, .name = "p2pexp" };
 	struct dma_buf_import_sync_file imp = { .flags = DMA_BUF_SYNC_WRITE };
-	int fd = export(self->dev, &self->req), tl, opath, others[16], status, i;
 	long long avail = available(self->bdf);
+	int fd, tl, opath, others[16], status, i;
 	char path[256];
 	__u32 one = 1;
 	pid_t pid;
 
+	fd = export(self->dev, &self->req);
 	ASSERT_LE(0, fd);
 	tl = open(SW_SYNC, O_RDWR);
 	ASSERT_LE(0, tl) TH_LOG("%s: %s", SW_SYNC, strerror(errno));
