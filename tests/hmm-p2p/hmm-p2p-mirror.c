@@ -11,7 +11,9 @@
  * goes through the P2PDMA route and pci_p2pdma_map_segment() like any P2P
  * memory. Where the route refuses it (-EREMOTEIO), the client faults the
  * range again without the flag, which migrates it to RAM as 6.12 does, and
- * maps that: the process sees no error. HMMP2P_IOC_DMA has edu copy
+ * maps that: the process sees no error. It maps only under its lock and
+ * after mmu_interval_read_retry() said no invalidation came since the
+ * fault. HMMP2P_IOC_DMA has edu copy
  * through exactly the DMA addresses the mapping gave, under the mirror's
  * lock; the notifier takes that lock and drops the mapping before any
  * page of the range moves or goes, after which HMMP2P_IOC_DMA fails with
@@ -21,6 +23,7 @@
 #define pr_fmt(fmt) "hmm-p2p-mirror: " fmt
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/fs.h>
 #include <linux/hmm.h>
@@ -178,14 +181,16 @@ static long mirror_range(struct mirror *m, void __user *uarg)
 	unsigned long pfns[HMMP2P_MAX_PAGES], seq, i;
 	struct hmmp2p_range arg;
 	struct scatterlist *sg;
+	bool window;
 	int ret;
 
 	if (copy_from_user(&arg, uarg, sizeof(arg)))
 		return -EFAULT;
 	if (!arg.len || arg.len > HMMP2P_MAX_PAGES * PAGE_SIZE ||
 	    !PAGE_ALIGNED(arg.addr) || !PAGE_ALIGNED(arg.len) ||
-	    arg.flags & ~HMMP2P_MIRROR_P2P)
+	    arg.flags & ~(HMMP2P_MIRROR_P2P | HMMP2P_MIRROR_WINDOW))
 		return -EINVAL;
+	window = arg.flags & HMMP2P_MIRROR_WINDOW;
 	ret = edu_enable(m);
 	if (ret)
 		return ret;
@@ -207,8 +212,26 @@ again:
 	ret = mirror_fault(m, flags, pfns, &seq);
 	if (ret)
 		goto out_drop;
+	if (window) {
+		/* The test's window for an invalidation (an owner unbind). */
+		msleep(HMMP2P_WINDOW_MS);
+		window = false;
+	}
+	/*
+	 * Fault, lock, check, then map (as RDMA ODP does): the pages are the
+	 * mirror's to use only under its lock, and only if no invalidation
+	 * came since the fault. Until then an owner's unbind may migrate
+	 * them back and free them, with the struct pages of its P2P memory
+	 * (hmm.h, HMM_PFN_P2P); mapping them first would use freed memory.
+	 */
+	mutex_lock(&m->lock);
+	if (mmu_interval_read_retry(&m->mni, seq)) {
+		mutex_unlock(&m->lock);
+		goto again;
+	}
 	ret = dma_map_sgtable(&m->edu->dev, &m->sgt, DMA_BIDIRECTIONAL, 0);
 	if (ret == -EREMOTEIO && (flags & HMM_PFN_REQ_P2P)) {
+		mutex_unlock(&m->lock);
 		/* The route refuses the owner's BAR: 6.12's way instead. */
 		for (i = 0; i < m->npages; i++)
 			if (pfns[i] & HMM_PFN_P2P)
@@ -216,13 +239,9 @@ again:
 		flags &= ~HMM_PFN_REQ_P2P;
 		goto again;
 	}
-	if (ret)
-		goto out_drop;
-	mutex_lock(&m->lock);
-	if (mmu_interval_read_retry(&m->mni, seq)) {
-		dma_unmap_sgtable(&m->edu->dev, &m->sgt, DMA_BIDIRECTIONAL, 0);
+	if (ret) {
 		mutex_unlock(&m->lock);
-		goto again;
+		goto out_drop;
 	}
 	m->mapped = true;
 	mutex_unlock(&m->lock);

@@ -45,6 +45,12 @@ struct hmmp2p_range {
 #define HMMP2P_MAX_PAGES	64
 /* Ask hmm_range_fault() for P2P pages (HMM_PFN_REQ_P2P). */
 #define HMMP2P_MIRROR_P2P	0x1
+/*
+ * Sleep HMMP2P_WINDOW_MS between the first fault and the map: a window in
+ * which a test unbinds the owner.
+ */
+#define HMMP2P_MIRROR_WINDOW	0x2
+#define HMMP2P_WINDOW_MS	5000
 
 /**
  * struct hmmp2p_dma - HMMP2P_IOC_DMA: edu copies through the mirror

@@ -18,7 +18,8 @@
  *   - a CPU touch fires the mirror's notifier, which drops the mapping
  *     before the page moves (the next DMA fails with EAGAIN); munmap()
  *     while mirrored; the owner's unbind while mirrored migrates every
- *     page back to RAM first: no byte lost, nothing left in device memory.
+ *     page back to RAM first: no byte lost, nothing left in device memory;
+ *     an unbind between the mirror's fault and its map: it maps RAM.
  *
  * Environment (the topology): P2P_HMM_SCN=name,route where route is
  * "bus-address", "through-host-bridge" or "refused" (from the ivshmem to
@@ -27,6 +28,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -329,6 +331,60 @@ TEST_F(hmm, owner_unbind_while_mirrored_migrates_back)
 	EXPECT_EQ(s.in_use, 0);
 	/* No owner: the process's bytes are in RAM. */
 	EXPECT_EQ(mismatch(self->buf, LEN, self->seed), -1);
+}
+
+struct mirror_call {
+	int ctl;
+	struct hmmp2p_range r;
+	int ret, err;
+};
+
+static void *mirror_thread(void *data)
+{
+	struct mirror_call *c = data;
+
+	c->ret = ioctl(c->ctl, HMMP2P_IOC_MIRROR, &c->r);
+	c->err = errno;
+	return NULL;
+}
+
+/*
+ * The owner unbinds between the mirror's fault and its map (a window the
+ * mirror holds open, HMMP2P_MIRROR_WINDOW): the mirror sees the
+ * invalidation under its lock before it maps anything, faults again and
+ * maps the pages that are now in RAM; edu reads the process's bytes.
+ * Mapping the P2P pages of the first fault would use the struct pages
+ * the unbind freed (a kernel report). Whatever the route.
+ */
+TEST_F_TIMEOUT(hmm, owner_unbind_between_fault_and_map, 60)
+{
+	struct mirror_call c = {
+		.ctl = self->ctl,
+		.r = range_of(self->buf, HMMP2P_MIRROR_P2P | HMMP2P_MIRROR_WINDOW),
+	};
+	unsigned char got[LEN];
+	double t0, took;
+	pthread_t t;
+
+	migrate_all(_metadata, self->ctl, self->buf);
+	ASSERT_EQ(pthread_create(&t, NULL, mirror_thread, &c), 0);
+	/* The first fault is done well within this; the window is 5 s. */
+	sleep(1);
+	t0 = now();
+	ASSERT_EQ(remember_driver(self->bdf), 0);
+	EXPECT_EQ(set_bound(self->bdf, false), 0);
+	took = now() - t0;
+	ASSERT_EQ(pthread_join(t, NULL), 0);
+	/* An unbind that outlasted the window proves nothing either way. */
+	ASSERT_GT(HMMP2P_WINDOW_MS / 1000.0 - 1.5, took) TH_LOG("unbind took %.1f s", took);
+	ASSERT_EQ(c.ret, 0) TH_LOG("%s", strerror(c.err));
+	EXPECT_EQ(c.r.pages, PAGES);
+	EXPECT_EQ(c.r.p2p, 0);
+	EXPECT_EQ(c.r.fallback, 0);
+	EXPECT_EQ(stats(self->ctl).evicted, PAGES);
+	memset(got, 0, sizeof(got));
+	ASSERT_EQ(edu_read(self->ctl, got), 0);
+	EXPECT_EQ(mismatch(got, LEN, self->seed), -1);
 }
 
 TEST_HARNESS_MAIN
