@@ -193,6 +193,25 @@ static const struct dma_fence_ops db_fence_ops = {
 
 static DEFINE_SPINLOCK(db_fence_lock);
 
+/* An unsignalled fence of the case's, added to the buffer as @usage. */
+static void db_add_fence(struct kunit *test, enum dma_resv_usage usage)
+{
+	struct db_case *c = test->priv;
+	struct dma_resv *resv = c->dmabuf->resv;
+	int ret;
+
+	c->fence = kzalloc(sizeof(*c->fence), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c->fence);
+	dma_fence_init(c->fence, &db_fence_ops, &db_fence_lock,
+		       dma_fence_context_alloc(1), 1);
+	dma_resv_lock(resv, NULL);
+	ret = dma_resv_reserve_fences(resv, 1);
+	if (!ret)
+		dma_resv_add_fence(resv, c->fence, usage);
+	dma_resv_unlock(resv);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+}
+
 /*
  * DMA an importer queued before it was told (an unsignalled fence in the
  * reservation object) keeps the memory out of the pool until the fence
@@ -201,22 +220,10 @@ static DEFINE_SPINLOCK(db_fence_lock);
 static void db_revoke_waits_for_fence_test(struct kunit *test)
 {
 	struct db_case *c = test->priv;
-	struct dma_resv *resv;
-	int ret;
 
 	db_export(test);
 	db_attach_map(test, db_q);
-	c->fence = kzalloc(sizeof(*c->fence), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, c->fence);
-	dma_fence_init(c->fence, &db_fence_ops, &db_fence_lock,
-		       dma_fence_context_alloc(1), 1);
-	resv = c->dmabuf->resv;
-	dma_resv_lock(resv, NULL);
-	ret = dma_resv_reserve_fences(resv, 1);
-	if (!ret)
-		dma_resv_add_fence(resv, c->fence, DMA_RESV_USAGE_WRITE);
-	dma_resv_unlock(resv);
-	KUNIT_ASSERT_EQ(test, ret, 0);
+	db_add_fence(test, DMA_RESV_USAGE_WRITE);
 
 	db_close_async(test);
 	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&c->closed, HZ), 0);
@@ -428,25 +435,6 @@ static void db_revoke_waits_for_page_ref_test(struct kunit *test)
 			0);
 	wait_for_completion(&c->closed);
 	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
-}
-
-/* An unsignalled fence of the case's, added to the buffer as @usage. */
-static void db_add_fence(struct kunit *test, enum dma_resv_usage usage)
-{
-	struct db_case *c = test->priv;
-	struct dma_resv *resv = c->dmabuf->resv;
-	int ret;
-
-	c->fence = kzalloc(sizeof(*c->fence), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, c->fence);
-	dma_fence_init(c->fence, &db_fence_ops, &db_fence_lock,
-		       dma_fence_context_alloc(1), 1);
-	dma_resv_lock(resv, NULL);
-	ret = dma_resv_reserve_fences(resv, 1);
-	if (!ret)
-		dma_resv_add_fence(resv, c->fence, usage);
-	dma_resv_unlock(resv);
-	KUNIT_ASSERT_EQ(test, ret, 0);
 }
 
 /*
