@@ -230,13 +230,16 @@ message() {
 		to them as one. pci_p2pmem_export() (CONFIG_PCI_P2PDMA_DMABUF)
 		allocates pool memory and exports it as a dma-buf that dynamic
 		importers accepting peer-to-peer memory attach to, if their device
-		reaches the provider, and map through the DMA API; a static
-		importer, which could not be revoked, cannot attach. When the
-		provider unbinds, each buffer is revoked with
+		reaches the provider, and map through the DMA API. What could not
+		be revoked is refused: a static importer cannot attach, and
+		dma_buf_pin() fails, since a pinned importer of this kernel may
+		have a move_notify that only warns (RDMA's pinned memory
+		regions) and nothing tells it apart; the export therefore depends
+		on DMABUF_MOVE_NOTIFY, without which the dma-buf core pins every
+		map. When the provider unbinds, each buffer is revoked with
 		dma_buf_move_notify() under its reservation lock, later maps fail
 		with -ENODEV, and the unbind waits, with no timer, for every
-		importer to unmap (a pinned one too: it is told all the same),
-		then for the reservation object's fences of every usage, then for
+		importer to unmap, then for the reservation object's fences of every usage, then for
 		every pin of the pages, before the memory returns to the pool,
 		without waiting for the dma-buf's release. A buffer lives by a
 		reference count of its own, not by the dma-buf's file, which its

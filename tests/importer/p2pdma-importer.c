@@ -12,8 +12,10 @@
  * have a QEMU edu device DMA with the mapping's own DMA addresses,
  * detach. It is a well-behaved importer:
  * move_notify unmaps at once, under the reservation lock it is called
- * with; P2PIMP_ATTACH_BUGGY makes one that ignores it, and
- * P2PIMP_ATTACH_NO_P2P one that does not accept peer-to-peer memory.
+ * with; P2PIMP_ATTACH_BUGGY makes one that ignores it,
+ * P2PIMP_ATTACH_NO_P2P one that does not accept peer-to-peer memory, and
+ * P2PIMP_ATTACH_PINNED one that pins as it attaches and ignores it too
+ * (RDMA's ib_umem_dmabuf_get_pinned()).
  *
  * Test-only shortcuts: the block I/O and the CPU reads use the struct pages
  * behind the importer's sg_table (a real importer only uses its DMA
@@ -60,6 +62,7 @@ struct imp {
 	unsigned int moves;		/* move_notify calls */
 	u64 moved_ns;			/* ktime_get_ns() of the first one */
 	bool buggy;			/* ignores move_notify */
+	bool pinned;			/* dma_buf_pin() succeeded */
 };
 
 struct imp_file {
@@ -154,7 +157,7 @@ static long imp_attach(struct imp_file *f, void __user *uarg)
 	if (copy_from_user(&arg, uarg, sizeof(arg)))
 		return -EFAULT;
 	if (arg.flags & ~(P2PIMP_ATTACH_NO_P2P | P2PIMP_ATTACH_BUGGY |
-			  P2PIMP_ATTACH_TO_DEVICE))
+			  P2PIMP_ATTACH_TO_DEVICE | P2PIMP_ATTACH_PINNED))
 		return -EINVAL;
 	if (arg.flags & P2PIMP_ATTACH_NO_P2P)
 		ops = &imp_ops_no_p2p;
@@ -165,7 +168,7 @@ static long imp_attach(struct imp_file *f, void __user *uarg)
 	imp = kzalloc(sizeof(*imp), GFP_KERNEL);
 	if (!imp)
 		return -ENOMEM;
-	imp->buggy = arg.flags & P2PIMP_ATTACH_BUGGY;
+	imp->buggy = arg.flags & (P2PIMP_ATTACH_BUGGY | P2PIMP_ATTACH_PINNED);
 	imp->dir = arg.flags & P2PIMP_ATTACH_TO_DEVICE ? DMA_TO_DEVICE :
 		   DMA_BIDIRECTIONAL;
 	imp->dmabuf = dma_buf_get(arg.fd);
@@ -186,6 +189,14 @@ static long imp_attach(struct imp_file *f, void __user *uarg)
 		ret = PTR_ERR(imp->attach);
 		goto out_edu;
 	}
+	if (arg.flags & P2PIMP_ATTACH_PINNED) {
+		dma_resv_lock(imp->dmabuf->resv, NULL);
+		ret = dma_buf_pin(imp->attach);
+		dma_resv_unlock(imp->dmabuf->resv);
+		if (ret)
+			goto out_detach;
+		imp->pinned = true;
+	}
 	arg.handle = slot;
 	if (copy_to_user(uarg, &arg, sizeof(arg))) {
 		ret = -EFAULT;
@@ -195,6 +206,11 @@ static long imp_attach(struct imp_file *f, void __user *uarg)
 	return 0;
 
 out_detach:
+	if (imp->pinned) {
+		dma_resv_lock(imp->dmabuf->resv, NULL);
+		dma_buf_unpin(imp->attach);
+		dma_resv_unlock(imp->dmabuf->resv);
+	}
 	dma_buf_detach(imp->dmabuf, imp->attach);
 out_edu:
 	imp_edu_disable(imp);
@@ -440,6 +456,8 @@ static void imp_detach(struct imp *imp)
 	if (imp->sgt)
 		dma_buf_unmap_attachment(imp->attach, imp->sgt, imp->dir);
 	imp->sgt = NULL;
+	if (imp->pinned)
+		dma_buf_unpin(imp->attach);
 	dma_resv_unlock(imp->dmabuf->resv);
 	dma_buf_detach(imp->dmabuf, imp->attach);
 	imp_edu_disable(imp);

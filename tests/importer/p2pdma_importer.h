@@ -22,6 +22,11 @@
 #define P2PIMP_ATTACH_BUGGY	0x2
 /* Map for DMA_TO_DEVICE only (the device may read, not write), not both ways. */
 #define P2PIMP_ATTACH_TO_DEVICE	0x4
+/*
+ * dma_buf_pin() at attach (the attach fails with its error), and
+ * move_notify ignored: RDMA's pinned memory region, which cannot be revoked.
+ */
+#define P2PIMP_ATTACH_PINNED	0x8
 
 /**
  * struct p2pimp_attach - P2PIMP_IOC_ATTACH: dma_buf_dynamic_attach()

@@ -13,10 +13,9 @@
  * Every importer is revocable. Only importers that give a move_notify
  * callback (dma_buf_dynamic_attach()), accept peer-to-peer memory
  * (allow_peer2peer) and whose device reaches the provider (the route of
- * route.c) attach; a static importer cannot. A dynamic importer may pin
- * (dma_buf_pin(), or the dma-buf core on every map when
- * CONFIG_DMABUF_MOVE_NOTIFY is off): it is told by move_notify all the
- * same, and must stop every access before that callback returns.
+ * route.c) attach; a static importer cannot. No importer may pin
+ * (dma_buf_pin() fails): 6.12 cannot tell a pinned importer that
+ * move_notify revokes from one that it does not.
  *
  * A buffer lives by its own reference count (see p2pdma.h), not by the
  * dma-buf's file: the dma-buf's dentry, which runs the release, can
@@ -101,17 +100,23 @@ static int p2p_dmabuf_attach(struct dma_buf *dmabuf,
 }
 
 /*
- * A pin keeps the memory where it is, which it always is: what a pinned
- * importer gives up is being told to move, not being told to stop. Only
- * dynamic importers attach (a static one does not accept peer-to-peer
- * memory), so every pinned one has a move_notify and is revoked by it;
- * it must stop all access before that callback returns. The callbacks
- * exist all the same: with them the core treats this exporter as
+ * A pin is refused. A pinned importer of 6.12 may have a move_notify that
+ * cannot revoke it (RDMA's ib_umem_dmabuf_get_pinned() only warns there),
+ * and nothing in the attachment tells it apart from one that can; an
+ * unbind would then wait for userspace to deregister it. Every pin here is
+ * an importer's own dma_buf_pin(): the dma-buf core pins on map only when
+ * CONFIG_DMABUF_MOVE_NOTIFY is off, which this exporter depends on. The
+ * callbacks exist all the same: with them the core treats this exporter as
  * dynamic, and maps and unmaps under the reservation lock.
  */
 static int p2p_dmabuf_pin(struct dma_buf_attachment *attach)
 {
-	return 0;
+	struct p2p_dmabuf *buf = attach->dmabuf->priv;
+
+	if (__ratelimit(&p2p_dmabuf_refusals))
+		pci_info(buf->provider, "P2PDMA: dma-buf importer %s refused a pin: a pinned importer cannot be revoked\n",
+			 dev_name(attach->dev));
+	return -EOPNOTSUPP;
 }
 
 static void p2p_dmabuf_unpin(struct dma_buf_attachment *attach)
@@ -401,10 +406,12 @@ static int p2p_dmabuf_clear(void *kaddr, size_t size)
  * with -EOPNOTSUPP for an importer that does not accept peer-to-peer
  * memory (every static importer), with -EREMOTEIO for a device that is
  * not a PCI function or cannot reach the provider (the reason is logged,
- * rate-limited), and with -ENODEV once the buffer is revoked. A dynamic
- * importer may pin (dma_buf_pin() returns 0); pinned or not, it is
- * revoked through its move_notify. dma_buf_map_attachment() maps the
- * memory for the importer's device with dma_map_sgtable() (PCI bus
+ * rate-limited), and with -ENODEV once the buffer is revoked. An
+ * importer is revoked through its move_notify, so it may not pin:
+ * dma_buf_pin() fails with -EOPNOTSUPP (logged, rate-limited), since 6.12
+ * cannot tell a pinned importer that move_notify revokes from one that it
+ * does not (RDMA's ib_umem_dmabuf_get_pinned()). dma_buf_map_attachment()
+ * maps the memory for the importer's device with dma_map_sgtable() (PCI bus
  * addresses below a common switch, a normal DMA mapping through the host
  * bridge, an IOVA under an IOMMU), in segments of whole pages of at most
  * the device's dma_get_max_seg_size() and 1 GiB; it fails with -ENODEV

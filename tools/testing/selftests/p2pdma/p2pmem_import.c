@@ -287,6 +287,31 @@ TEST_F(import, importer_without_peer2peer_is_eopnotsupp)
 				      P2PIMP_ATTACH_NO_P2P));
 }
 
+/*
+ * An importer that pins (RDMA's pinned memory region, whose move_notify
+ * only warns) could not be revoked: its pin fails with EOPNOTSUPP, the
+ * reason is logged, and the buffer serves the next importer unchanged.
+ */
+TEST_F(import, pinned_importer_is_eopnotsupp)
+{
+	const struct nvme_dev *c = reachable(self);
+	char line[128];
+	int h, kmsg;
+
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, kmsg);
+	ASSERT_LE(0, lseek(kmsg, 0, SEEK_END));
+	h = attach(self->ctl, self->fd, c->bdf, P2PIMP_ATTACH_PINNED);
+	EXPECT_EQ(-EOPNOTSUPP, h);
+	if (h >= 0)
+		ioctl(self->ctl, P2PIMP_IOC_DETACH, h);
+	snprintf(line, sizeof(line), "dma-buf importer %s refused a pin", c->bdf);
+	EXPECT_EQ(1, kmsg_count(kmsg, line, "cannot be revoked"));
+	close(kmsg);
+	check_map(_metadata, self, c, c == &self->src ?
+		  getenv("P2P_EXPECT_SRC") : "bus-address");
+}
+
 TEST_F(import, export_takes_its_size_and_release_returns_it)
 {
 	int h;
