@@ -124,6 +124,31 @@ static void p2p_dmabuf_wait_unmapped(struct p2p_dmabuf *buf,
 	}
 }
 
+/**
+ * p2p_dmabuf_resv_fences() - the fences of every usage on a dma-buf
+ * @resv: its reservation object
+ *
+ * Return: one fence for all of them (a fence array if more than one), with
+ * a reference of the caller's, or NULL if there is none. With no memory
+ * for an array, waits until they all signalled and returns NULL. Context:
+ * process context, may sleep; takes @resv's lock, and the caller holds
+ * the buffer's lock so that the dma-buf is not released meanwhile.
+ */
+struct dma_fence *p2p_dmabuf_resv_fences(struct dma_resv *resv)
+{
+	struct dma_fence *fence = NULL;
+	int ret;
+
+	dma_resv_lock(resv, NULL);
+	ret = dma_resv_get_singleton(resv, DMA_RESV_USAGE_BOOKKEEP, &fence);
+	dma_resv_unlock(resv);
+	if (!ret)
+		return fence;
+	dma_resv_wait_timeout(resv, DMA_RESV_USAGE_BOOKKEEP, false,
+			      MAX_SCHEDULE_TIMEOUT);
+	return NULL;
+}
+
 /*
  * The fences of every usage queued on @buf, with a reference of the
  * caller's: read from the reservation object while the dma-buf lives,
@@ -131,22 +156,10 @@ static void p2p_dmabuf_wait_unmapped(struct p2p_dmabuf *buf,
  */
 static struct dma_fence *p2p_dmabuf_fences(struct p2p_dmabuf *buf)
 {
-	struct dma_fence *fence = NULL;
-	struct dma_resv *resv;
-	int ret;
-
 	guard(mutex)(&buf->lock);
 	if (!buf->dmabuf)
 		return dma_fence_get(buf->fence);
-	resv = buf->dmabuf->resv;
-	dma_resv_lock(resv, NULL);
-	ret = dma_resv_get_singleton(resv, DMA_RESV_USAGE_BOOKKEEP, &fence);
-	dma_resv_unlock(resv);
-	/* No memory for a fence array: wait here, holding the release off. */
-	if (ret)
-		dma_resv_wait_timeout(resv, DMA_RESV_USAGE_BOOKKEEP, false,
-				      MAX_SCHEDULE_TIMEOUT);
-	return ret ? NULL : fence;
+	return p2p_dmabuf_resv_fences(buf->dmabuf->resv);
 }
 
 /* Until @fence (may be NULL) signals. */
@@ -231,6 +244,20 @@ static void p2p_dmabuf_retire_fn(struct work_struct *work)
 	p2p_dmabuf_put(buf);
 }
 
+/*
+ * Is @buf's memory the caller's to give back? True for the first of its
+ * release and a revocation to ask, false for the other.
+ */
+static bool p2p_dmabuf_claim(struct p2p_dmabuf *buf)
+{
+	bool mine;
+
+	guard(mutex)(&p2p_dmabuf_lock);
+	mine = !buf->claimed;
+	buf->claimed = true;
+	return mine;
+}
+
 /**
  * p2p_dmabuf_retire() - the dma-buf of @buf was released
  * @buf: the buffer; the dma-buf's reference passes to this function
@@ -243,13 +270,7 @@ static void p2p_dmabuf_retire_fn(struct work_struct *work)
  */
 void p2p_dmabuf_retire(struct p2p_dmabuf *buf)
 {
-	bool mine;
-
-	mutex_lock(&p2p_dmabuf_lock);
-	mine = !buf->claimed;
-	buf->claimed = true;
-	mutex_unlock(&p2p_dmabuf_lock);
-	if (!mine) {
+	if (!p2p_dmabuf_claim(buf)) {
 		p2p_dmabuf_put(buf);
 		return;
 	}
@@ -324,14 +345,8 @@ void p2p_dmabuf_revoke(struct pci_dev *pdev)
 	mutex_unlock(&p2p_dmabuf_lock);
 
 	list_for_each_entry_safe(buf, tmp, &taken, revoke_node) {
-		bool mine;
-
 		list_del(&buf->revoke_node);
-		mutex_lock(&p2p_dmabuf_lock);
-		mine = !buf->claimed;
-		buf->claimed = true;
-		mutex_unlock(&p2p_dmabuf_lock);
-		if (mine) {
+		if (p2p_dmabuf_claim(buf)) {
 			p2p_dmabuf_revoke_one(buf);
 			p2p_dmabuf_give_back(buf);
 		} else {

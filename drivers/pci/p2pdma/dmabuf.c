@@ -292,19 +292,9 @@ static int p2p_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 static void p2p_dmabuf_release(struct dma_buf *dmabuf)
 {
 	struct p2p_dmabuf *buf = dmabuf->priv;
-	struct dma_fence *fence = NULL;
-	int ret;
 
 	mutex_lock(&buf->lock);
-	dma_resv_lock(dmabuf->resv, NULL);
-	ret = dma_resv_get_singleton(dmabuf->resv, DMA_RESV_USAGE_BOOKKEEP,
-				     &fence);
-	dma_resv_unlock(dmabuf->resv);
-	/* No memory for a fence array: wait for the fences here. */
-	if (ret)
-		dma_resv_wait_timeout(dmabuf->resv, DMA_RESV_USAGE_BOOKKEEP,
-				      false, MAX_SCHEDULE_TIMEOUT);
-	buf->fence = ret ? NULL : fence;
+	buf->fence = p2p_dmabuf_resv_fences(dmabuf->resv);
 	buf->dmabuf = NULL;
 	mutex_unlock(&buf->lock);
 	p2p_dmabuf_retire(buf);

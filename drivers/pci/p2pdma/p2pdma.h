@@ -297,7 +297,9 @@ extern struct list_head p2p_dmabufs;
 extern struct wait_queue_head p2p_dmabuf_unmapped;	/* @mapped fell to 0 */
 
 /* dmabuf-revoke.c */
+struct dma_resv;
 void p2p_dmabuf_revoke(struct pci_dev *pdev);
+struct dma_fence *p2p_dmabuf_resv_fences(struct dma_resv *resv);
 void p2p_dmabuf_retire(struct p2p_dmabuf *buf);
 void p2p_dmabuf_put(struct p2p_dmabuf *buf);
 #else
