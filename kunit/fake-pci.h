@@ -48,6 +48,7 @@ struct fake_host {
 	resource_size_t mem_offset;	/* CPU address minus bus address */
 	struct pci_bus *bus;
 	struct pci_host_bridge *bridge;
+	int domain;	/* x86: FAKE_PCI_DOMAIN, or a second domain after it */
 	u8 busnr;
 	u8 next_slot;
 };
@@ -94,7 +95,9 @@ static struct fake_fn *fake_pci_find(struct pci_bus *bus, unsigned int devfn)
 	if (!fp)
 		return NULL;
 	list_for_each_entry(fn, &fp->fns, node) {
-		if (fn->bus == bus->number && fn->devfn == devfn)
+		if (fn->bus == bus->number && fn->devfn == devfn &&
+		    (!IS_ENABLED(CONFIG_X86) ||
+		     fn->host->domain == pci_domain_nr(bus)))
 			return fn;
 	}
 	return NULL;
@@ -263,6 +266,7 @@ static struct fake_host *fake_host_add(struct fake_pci *fp, u8 busnr,
 	if (!h)
 		return NULL;
 	h->fp = fp;
+	h->domain = FAKE_PCI_DOMAIN;
 	h->busnr = busnr;
 	h->next_slot = 1;
 	list_add_tail(&h->node, &fp->hosts);
@@ -449,7 +453,9 @@ static __maybe_unused struct fake_fn *fake_add_sriov(struct fake_fn *pf)
  * and devices get their numbers in that order.
  */
 enum fake_kind {
-	FAKE_HOST,	/* root bus @busnr; 00.0 is @vendor:@device, @class */
+	FAKE_HOST,	/* root bus @busnr; 00.0 is @vendor:@device, @class;
+			 * in PCI domain FAKE_PCI_DOMAIN + @n (x86)
+			 */
 	FAKE_RP,	/* root port of the last host (@vendor:@device if set) */
 	FAKE_RP00,	/* the same, at 00.0 of its root bus */
 	FAKE_SWITCH,	/* upstream port @id, downstream ports @id + 1.. @id + @n */
@@ -473,6 +479,10 @@ struct fake_line {
 
 #define FAKE_HOST_LINE(bus, v, d, c)	{ .kind = FAKE_HOST, .busnr = (bus), \
 					  .vendor = (v), .device = (d), .class = (c) }
+/* The same in the PCI domain after FAKE_PCI_DOMAIN: bus numbers may repeat. */
+#define FAKE_HOST2_LINE(bus, v, d, c)	{ .kind = FAKE_HOST, .busnr = (bus), \
+					  .vendor = (v), .device = (d), .class = (c), \
+					  .n = 1 }
 #define FAKE_RP_LINE(i)			{ .kind = FAKE_RP, .id = (i) }
 #define FAKE_RP_ID_LINE(i, v, d)	{ .kind = FAKE_RP, .id = (i), \
 					  .vendor = (v), .device = (d) }
@@ -511,6 +521,7 @@ static __maybe_unused int fake_build(struct fake_pci *fp,
 					  t->class);
 			if (!h)
 				return -ENOMEM;
+			h->domain += t->n;
 			continue;
 		case FAKE_RP00:
 			h->next_slot = 0;
@@ -605,7 +616,7 @@ static int fake_pci_scan(struct fake_pci *fp)
 		void *sysdata = NULL;
 
 #ifdef CONFIG_X86
-		h->sd.domain = FAKE_PCI_DOMAIN;
+		h->sd.domain = h->domain;
 		h->sd.node = NUMA_NO_NODE;
 		sysdata = &h->sd;
 #endif

@@ -16,12 +16,16 @@
  * (N0 is the client in most cases), a second switch level below the
  * fourth downstream port with endpoint FAR1, root port 2 with FAR2.
  * 7e57:a0 (unknown host bridge): root port with endpoint X.
+ * 7e58:00 (unknown host bridge): the same root port and switch as 7e57:00,
+ * with endpoint TWIN at N2's bus and devfn, in another PCI domain.
  */
 enum pv_node {
 	N0, N1, N2, N3, FAR1, FAR2, PX, PV_NODES,
 	/* The bridges, after the endpoints that the cases loop over. */
 	PV_RP1 = PV_NODES, PV_USP, PV_DSP0, PV_DSP1, PV_DSP2, PV_DSP3, PV_DSP4,
-	PV_USP2, PV_D2, PV_RP2, PV_RPX, PV_ALL
+	PV_USP2, PV_D2, PV_RP2, PV_RPX,
+	PV_RPT, PV_USPT, PV_DSPT0, PV_DSPT1, PV_DSPT2, PV_DSPT3, PV_DSPT4,
+	PV_TWIN, PV_ALL
 };
 
 static struct fake_pci *pv_fp;
@@ -40,6 +44,10 @@ static const struct fake_line pv_topology[] = {
 
 	FAKE_HOST_LINE(0xa0, FAKE_VENDOR, 0x0001, HB_CLASS),
 	FAKE_RP_LINE(PV_RPX), FAKE_EP_LINE(PX, PV_RPX, 1),
+
+	FAKE_HOST2_LINE(0x00, FAKE_VENDOR, 0x0001, HB_CLASS),
+	FAKE_RP_LINE(PV_RPT), FAKE_SWITCH_LINE(PV_USPT, PV_RPT, 5),
+	FAKE_EP_LINE(PV_TWIN, PV_DSPT2, 1),
 };
 
 /*
@@ -203,6 +211,30 @@ static void cache_orchestrator_adds_none_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r.map, THRU);
 	fake_set_acs_ctrl(pv[PV_DSP2], 0);
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance_many(p, &c, 1, false), 4);
+}
+
+/*
+ * The cache tells clients apart by PCI domain too: TWIN has N2's bus and
+ * devfn in another domain, behind a host bridge this suite does not know.
+ * Whichever of the two is looked up first, each gets its own verdict.
+ */
+static void cache_key_has_domain_test(struct kunit *test)
+{
+	struct pci_dev *p = pv[N1]->pdev, *n2 = pv[N2]->pdev;
+	struct pci_dev *twin = pv[PV_TWIN]->pdev;
+	struct p2p_route r;
+	int order;
+
+	KUNIT_ASSERT_EQ(test, twin->bus->number, n2->bus->number);
+	KUNIT_ASSERT_EQ(test, twin->devfn, n2->devfn);
+	KUNIT_ASSERT_NE(test, pci_domain_nr(twin->bus), pci_domain_nr(n2->bus));
+	for (order = 0; order < 2; order++) {
+		xa_destroy(&pv_p2p(pv[N1])->routes);
+		p2p_route_lookup(p, order ? &twin->dev : &n2->dev, &r);
+		KUNIT_EXPECT_EQ(test, r.map, order ? REFUSED : BUS);
+		p2p_route_lookup(p, order ? &n2->dev : &twin->dev, &r);
+		KUNIT_EXPECT_EQ(test, r.map, order ? BUS : REFUSED);
+	}
 }
 
 /*
@@ -883,6 +915,7 @@ static struct kunit_case p2pdma_provider_cases[] = {
 	KUNIT_CASE(cache_per_client_test),
 	KUNIT_CASE(cache_refresh_acs_test),
 	KUNIT_CASE(cache_orchestrator_adds_none_test),
+	KUNIT_CASE(cache_key_has_domain_test),
 	KUNIT_CASE(cache_all_ones_test),
 	KUNIT_CASE(cache_policy_change_test),
 	KUNIT_CASE(cache_policy_change_midway_test),
