@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -512,6 +513,38 @@ TEST_F_TIMEOUT(p2pexp, export_of_used_memory_reads_zero, 180)
 	for (i = 0; i < nheld; i++)
 		close(held[i]);
 	EXPECT_EQ(start, available(self->bdf));
+}
+
+/*
+ * Every size the pool's per-CPU cache keeps (4 KiB to 1 MiB, powers of
+ * two): a buffer written, released, then exported again on the same CPU,
+ * likely served from what the cache kept of the first, reads zero. The
+ * cache cannot know what a user did with the memory.
+ */
+TEST_F(p2pexp, export_of_each_cached_size_reads_zero_again)
+{
+	unsigned long size;
+	unsigned char *p;
+	cpu_set_t cpus;
+	int fd, round;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	for (size = PAGE; size <= MIB; size <<= 1) {
+		for (round = 0; round < 2; round++) {
+			fd = export_size(self, size);
+			ASSERT_LE(0, fd) TH_LOG("export of %lu: %s", size, strerror(-fd));
+			p = map_buf(fd, size);
+			ASSERT_NE(MAP_FAILED, p);
+			EXPECT_EQ(-1, first_nonzero(p, size))
+				TH_LOG("export %d of %lu bytes", round, size);
+			fill(p, size, 11 + round);
+			EXPECT_EQ(-1, mismatch(p, size, 11 + round));
+			munmap(p, size);
+			close(fd);
+		}
+	}
 }
 
 TEST_F(p2pexp, sync_start_end_return_zero)
