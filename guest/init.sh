@@ -49,6 +49,10 @@ fi
 # lost a report.
 sleep 5
 echo w > /proc/sysrq-trigger
+# Lockdep that turned itself off checked nothing after: is it still on?
+if [ -r /proc/lockdep_stats ]; then
+	echo "P2PDMA-DEBUG-LOCKS $(awk '/debug_locks:/ { print $2 }' /proc/lockdep_stats)" > /dev/kmsg
+fi
 echo "P2PDMA-CONSOLE-END" > /dev/kmsg
 echo "P2PDMA-EXIT $rc"
 # Let the UART send the status line before the reset cuts it off; the

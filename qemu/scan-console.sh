@@ -3,11 +3,18 @@
 #
 # Scan a guest kernel console log for reports from the kernel's checkers:
 # KASAN, lockdep, kmemleak (reports, or the detector switching itself off),
-# WARN, BUG (soft lockups included), oops, panic, hung tasks and RCU
-# stalls (rcu_sched, rcu_preempt, rcu_tasks...: "detected stalls on
-# CPUs/tasks", "self-detected stall", "detected expedited stalls"), and a
-# task still blocked in the kernel ("state:D") when guest/init.sh lists
-# them at the end of the boot. Prints
+# WARN, BUG (soft lockups and DEBUG_PREEMPT's included), oops, panic, hung
+# tasks and RCU stalls (rcu_sched, rcu_preempt, rcu_tasks...: "detected
+# stalls on CPUs/tasks", "self-detected stall", "detected expedited
+# stalls"), debugobjects ("ODEBUG:"), DMA-API debugging's reports (a
+# mapping left when its device's driver went, an unmap of another size or
+# direction: "DMA-API: DRIVER DEVICE: ...", or the checker out of memory),
+# and a task still blocked in the kernel ("state:D") when guest/init.sh
+# lists them at the end of the boot. A boot whose checkers could have
+# missed something fails too: lockdep turned off (by its first report, a
+# limit reached, or "trying to register non-static key"; guest/init.sh
+# logs "P2PDMA-DEBUG-LOCKS 0" when it is off at the end) or printk
+# messages dropped before they reached the console. Prints
 # each hit and exits 1 if there is any, or if the log is missing or empty;
 # 0 if the log is clean. KCSAN reports ("BUG: KCSAN: ...") are not
 # counted here: tests/kcsan-reports.sh tells ours from the rest's, and
@@ -19,7 +26,7 @@ if [ ! -s "$log" ]; then
 	echo "scan-console: $log is missing or empty"
 	exit 1
 fi
-hits=$(grep -E 'WARNING:|BUG:|KASAN|kmemleak: [0-9]+ new suspected|Kernel memory leak detector disabled|possible circular locking|inconsistent lock state|Oops|Kernel panic|general protection fault|UBSAN|INFO: task .* blocked|soft lockup|task:.* state:D |RCU stall|rcu_[a-z_]+ (self-)?detected (expedited )?stalls?|detected stalls on CPUs' "$log" |
+hits=$(grep -E 'WARNING:|BUG:|KASAN|kmemleak: [0-9]+ new suspected|Kernel memory leak detector disabled|possible circular locking|inconsistent lock state|Oops|Kernel panic|general protection fault|UBSAN|INFO: task .* blocked|soft lockup|task:.* state:D |RCU stall|rcu_[a-z_]+ (self-)?detected (expedited )?stalls?|detected stalls on CPUs|ODEBUG:|DMA-API: [^ ]+ [^ ]+: |DMA-API: debugging out of memory|dma-debug disabled|trying to register non-static key|turning off the locking correctness validator|P2PDMA-DEBUG-LOCKS 0|printk messages dropped' "$log" |
 	grep -v -e 'Speculative Return Stack Overflow' -e 'BUG: KCSAN: ')
 if [ -n "$hits" ]; then
 	echo "$hits"

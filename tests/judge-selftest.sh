@@ -15,7 +15,8 @@
 # plan), a KUnit suite dropped, a machine not booted, a machine booted
 # alone with the made-up log of issue #22 (e2e, two p2pdma_test cases and
 # kmemleak), an RCU stall in a console log, a console without the
-# end-of-boot marker, a task left blocked; a KCSAN report about a race
+# end-of-boot marker, a task left blocked, lockdep off at the end or
+# switched off, printk messages dropped, a DMA-API or debugobjects report; a KCSAN report about a race
 # our code made fails, one about other code is listed and passes; one
 # that other code made below a call of ours fails unless its pair is
 # listed for that machine (tests/kcsan-benign); a KCSAN boot without its
@@ -252,6 +253,15 @@ mutate() { # LABEL DIR
 		edit "$m.run/console.log" '!/P2PDMA-CONSOLE-END/ { print }'
 	expect "$label: a task left blocked at the end of $m's boot" "$base" 1 "^not ok [0-9]+ - $m: console clean" -- \
 		sh -c 'printf "[  99.000000] task:sh              state:D stack:0     pid:99    tgid:99    ppid:1      flags:0x00004002\r\n" >> "$1.run/console.log"' - "$m"
+	# Checkers that reported, or that could have missed a report.
+	for line in "P2PDMA-DEBUG-LOCKS 0" \
+		"INFO: trying to register non-static key." \
+		"** 12 printk messages dropped **" \
+		"DMA-API: nvme 0000:01:00.0: device driver has pending DMA allocations while released from device [count=1]" \
+		"ODEBUG: free active (active state 0) object: 00000000deadbeef object type: work_struct hint: f+0x0/0x10"; do
+		expect "$label: \"${line%% [[(]*}\" in $m's console" "$base" 1 "^not ok [0-9]+ - $m: console clean" -- \
+			sh -c 'printf "[  99.000000] %s\r\n" "$2" >> "$1.run/console.log"' - "$m" "$line"
+	done
 	expect "$label: a KCSAN report about our code in $m's console" "$base" 1 \
 		"^not ok [0-9]+ - $m: KCSAN: data-race in p2p_take / tick_do: write by task 5 on cpu 1: p2p_take\+0x1/0x2" -- \
 		bash -c 'echo p2p_take > ours-symbols; kcsan_report p2p_take tick_do >> "$1.run/console.log"' - "$m"
