@@ -19,7 +19,8 @@
 # switched off, printk messages dropped, a DMA-API or debugobjects report; a KCSAN report about a race
 # our code made fails, one about other code is listed and passes; one
 # that other code made below a call of ours fails unless its pair is
-# listed for that machine (tests/kcsan-benign); a KCSAN boot without its
+# listed for that machine (tests/kcsan-benign), or is reached through a
+# call site of ours not listed for it; a KCSAN boot without its
 # selftest line or watchpoints fails; kunit.py's one-CPU run that never
 # reported, ran a case fewer or skipped an unlisted case fails.
 #
@@ -278,13 +279,18 @@ mutate() { # LABEL DIR
 		bash -c 'printf "p2p_provider_release\np2p_run_add\n" > ours-symbols
 			 kcsan_race "gen_pool_destroy p2p_provider_release devres_release_all" \
 				    "gen_pool_free_owner p2p_run_add pci_free_p2pmem" >> "$1.run/console.log"' - "$m"
-	printf 'gen_pool_first_fit gen_pool_free_owner %s genalloc, listed\n' "$m" > "$tmp/benign"
+	printf 'gen_pool_first_fit gen_pool_free_owner %s p2p_alloc,p2p_pool_put genalloc, listed\n' "$m" > "$tmp/benign"
 	P2P_KCSAN_BENIGN=$tmp/benign expect "$label: a pair listed for $m in $m's console" "$base" 0 \
 		"^#   $m +data-race in bitmap_clear_ll / _find_next_zero_bit \(reached through our code; benign: genalloc, listed\)" -- \
 		bash -c 'echo p2p_alloc > ours-symbols
 			 kcsan_race "bitmap_clear_ll gen_pool_free_owner p2p_pool_put" \
 				    "_find_next_zero_bit bitmap_find_next_zero_area_off gen_pool_first_fit gen_pool_alloc_algo_owner p2p_alloc" \
 				    | sed "s/ p2p_pool_put+/ p2p_alloc+/" >> "$1.run/console.log"' - "$m"
+	P2P_KCSAN_BENIGN=$tmp/benign expect "$label: a listed pair reached through a call site not listed" "$base" 1 \
+		"^not ok [0-9]+ - $m: KCSAN: data-race in bitmap_clear_ll / _find_next_zero_bit \(reached through our code at p2p_alloc,p2p_other; tests/kcsan-benign lists gen_pool_first_fit gen_pool_free_owner for $m only at p2p_alloc,p2p_pool_put\)" -- \
+		bash -c 'printf "p2p_alloc\np2p_other\n" > ours-symbols
+			 kcsan_race "bitmap_clear_ll gen_pool_free_owner p2p_other" \
+				    "_find_next_zero_bit gen_pool_first_fit gen_pool_alloc_algo_owner p2p_alloc" >> "$1.run/console.log"' - "$m"
 	if [ -n "$m2" ]; then
 		P2P_KCSAN_BENIGN=$tmp/benign expect "$label: the pair listed for $m in $m2's console" "$base" 1 \
 			"^not ok [0-9]+ - $m2: KCSAN: data-race in bitmap_clear_ll / _find_next_zero_bit \(reached through our code; gen_pool_first_fit gen_pool_free_owner is not a pair" -- \

@@ -252,14 +252,15 @@ judge_kunit() {
 # console (scripts/test-kcsan.sh). A report in which our code made one of
 # the racing accesses (tests/kcsan-reports.sh; DIR/ours-symbols, which
 # tests/run-all.sh writes) fails; so does one that reaches our code unless
-# tests/kcsan-benign lists its pair of accessing functions for MACHINE
-# (listed ones are shown with their reason). Reports with no frame of ours
+# tests/kcsan-benign lists its pair of accessing functions for MACHINE,
+# reached through call sites of ours it lists (listed ones are shown with
+# their reason). Reports with no frame of ours
 # are listed with their stacks. A boot of the KCSAN kernel must also show
 # that KCSAN worked: its boot-time selftest passed and the guest's
 # counters (tests/guest/all.sh) set up watchpoints.
 kcsan_notours=""
 judge_kcsan() {
-	local dir=$1 mname=$2 console=$3 kind title pair stacks syms="" bad=0 why
+	local dir=$1 mname=$2 console=$3 kind title pair stacks via syms="" bad=0 why
 	local benign=${P2P_KCSAN_BENIGN:-$judge_top/tests/kcsan-benign}
 	if grep -q 'kernel kcsan' "$dir/$mname.out" 2>/dev/null; then
 		why=""
@@ -275,16 +276,23 @@ judge_kcsan() {
 	fi
 	grep -q 'BUG: KCSAN: ' "$console" || return 0
 	[ -s "$dir/ours-symbols" ] && syms=$dir/ours-symbols
-	while IFS=$'\t' read -r kind title pair stacks; do
+	while IFS=$'\t' read -r kind title pair stacks via; do
 		if [ "$kind" = ours ]; then
 			bad=$((bad + 1))
 			tap notok "$mname: KCSAN: $title" "$stacks"
 		elif [ "$kind" = reached ]; then
-			why=$(awk -v a="${pair% *}" -v b="${pair#* }" -v m="$mname" '
-				/^#/ || NF < 4 { next }
+			why=$(awk -v a="${pair% *}" -v b="${pair#* }" -v m="$mname" -v via="$via" '
+				/^#/ || NF < 5 { next }
 				$1 == a && $2 == b && ("," $3 ",") ~ ("," m ",") {
-					$1 = $2 = $3 = ""; sub(/^ +/, ""); print; exit }' "$benign")
-			if [ -n "$why" ]; then
+					n = split(via, v, ",")
+					for (i = 1; i <= n; i++)
+						if (("," $4 ",") !~ ("," v[i] ","))
+							{ print "!" $4; exit }
+					$1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); print; exit }' "$benign")
+			if [ "${why#!}" != "$why" ]; then
+				bad=$((bad + 1))
+				tap notok "$mname: KCSAN: $title (reached through our code at $via; tests/kcsan-benign lists $pair for $mname only at ${why#!})" "$stacks"
+			elif [ -n "$why" ]; then
 				kcsan_notours+=$(printf '\n#   %-12s %s (reached through our code; benign: %s): %s' "$mname" "$title" "$why" "$stacks")
 			else
 				bad=$((bad + 1))

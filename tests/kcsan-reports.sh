@@ -3,7 +3,7 @@
 #
 # The KCSAN reports of a kernel console log ("BUG: KCSAN: ..." up to the
 # closing line of '='), each classified, one line each:
-#   KIND<TAB>TITLE<TAB>PAIR<TAB>STACKS
+#   KIND<TAB>TITLE<TAB>PAIR<TAB>STACKS<TAB>VIA
 # KIND is "ours" when our code made one of the two racing accesses: the
 # first frame of its stack that is not a generic helper working on memory
 # its caller passes (find_*_bit, bitmap_*, mem*, str*) is a function of our
@@ -18,7 +18,9 @@
 # TITLE is the report's line without "BUG: KCSAN: " ("data-race in a / b"),
 # PAIR the two accessing functions (as above), sorted, joined by a blank,
 # STACKS the top frames of each access ("write by task 12 on cpu 0:
-# f+0x1/0x2 < g+0x3/0x4 < ...; read by ...").
+# f+0x1/0x2 < g+0x3/0x4 < ...; read by ..."), VIA the call sites of ours:
+# the first function of ours in each stack, sorted, joined by commas
+# ("-" if none).
 # tests/judge.sh fails a run on every "ours" report and on every "reached"
 # one whose PAIR tests/kcsan-benign does not list for that machine.
 #
@@ -45,7 +47,11 @@ function flush() {
 	if (title == "")
 		return
 	pair = acc[1] < acc[2] ? acc[1] " " acc[2] : acc[2] " " acc[1]
-	printf "%s\t%s\t%s\t%s\n", (made ? "ours" : hit ? "reached" : "notours"), title, pair, stacks
+	if (via[1] == "" || (via[2] != "" && via[2] < via[1]))
+		v = via[2] (via[1] != "" && via[2] != "" && via[1] != via[2] ? "," via[1] : "")
+	else
+		v = via[1] (via[2] != "" && via[2] != via[1] ? "," via[2] : "")
+	printf "%s\t%s\t%s\t%s\t%s\n", (made ? "ours" : hit ? "reached" : "notours"), title, pair, stacks, (v == "" ? "-" : v)
 	title = ""
 }
 /BUG: KCSAN: / {
@@ -53,7 +59,7 @@ function flush() {
 	title = $0
 	sub(/.*BUG: KCSAN: /, "", title)
 	stacks = ""; hit = 0; made = 0; inrep = 1; frames = -1
-	nacc = 0; acc[1] = "?"; acc[2] = "?"
+	nacc = 0; acc[1] = "?"; acc[2] = "?"; via[1] = ""; via[2] = ""; nstack = 0
 	next
 }
 !inrep { next }
@@ -68,6 +74,7 @@ function flush() {
 	stacks = stacks (stacks == "" ? "" : "; ") a ":"
 	frames = 0
 	accessor = 0
+	nstack++
 	next
 }
 /^ *[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+\/0x[0-9a-f]+/ {
@@ -76,8 +83,11 @@ function flush() {
 	f = $1
 	fn = f
 	sub(/\+.*/, "", fn)
-	if (isours(fn))
+	if (isours(fn)) {
 		hit = 1
+		if (nstack <= 2 && via[nstack] == "")
+			via[nstack] = fn
+	}
 	# The function that made the access: the first one that is not a
 	# generic helper.
 	if (!accessor && fn !~ /^_*(find_|bitmap_|mem[a-z]*$|str[a-z]*$)/) {
