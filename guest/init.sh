@@ -29,6 +29,9 @@ if [ -d /run/checkout/guest ]; then
 	mount --move /run/checkout "$top"
 fi
 mount -t debugfs debugfs /sys/kernel/debug
+# DMA-API debugging prints only its first report by default: every one
+# (qemu/scan-console.sh excuses one kind, which must not hide the rest).
+[ -w /sys/kernel/debug/dma-api/all_errors ] && echo 1 > /sys/kernel/debug/dma-api/all_errors
 mount -t configfs configfs /sys/kernel/config
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 exec >/dev/ttyS1 2>&1
