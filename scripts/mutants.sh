@@ -6,11 +6,9 @@
 # the suite that claims to catch that and the cases that must fail:
 #
 #   Guard: what the patch breaks
-#   Suite: kunit SUITE       a white-box KUnit suite, booted alone on the
-#                            debug kernel (kunit.filter_glob=SUITE)
-#          blackbox SUITE    a suite of kunit/blackbox.kunitconfig, run by
-#                            the kernel's own kunit.py (the route fuzzing
-#                            with its first $P2P_MUTANT_SEEDS seeds)
+#   Suite: kunit SUITE       a KUnit suite, booted alone on the debug
+#                            kernel (kunit.filter_glob=SUITE; the route
+#                            fuzzing with make test's seeds)
 #          guest TOPO ARGS   a boot of make test's guest suites
 #                            (tests/guest/all.sh) on the debug kernel and
 #                            topology TOPO, with kernel arguments ARGS
@@ -33,7 +31,6 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$top/build/mutants
 tree=$out/tree
-seeds=${P2P_MUTANT_SEEDS:-2000}
 names=("$@")
 if [ ${#names[@]} = 0 ]; then
 	for p in "$top"/tests/mutants/*.patch; do
@@ -53,12 +50,13 @@ field() { # FIELD PATCH
 
 # run_kunit NAME SUITE: boot the suite alone on the mutant's debug kernel.
 run_kunit() {
-	local m=$1 suite=$2 run
+	local m=$1 suite=$2 run seeds
 	if ! (cd "$tree" && make -s kernel-debug) > "$out/$m.build" 2>&1; then
 		return 2
 	fi
 	# A mutant may hang the suite (a lost thread): the timeout ends it.
-	(cd "$tree" && CMDLINE_EXTRA="kunit.filter_glob=$suite" \
+	seeds=$(sed -n 's/^fuzz_seeds=//p' "$tree/tests/run-all.sh")
+	(cd "$tree" && CMDLINE_EXTRA="kunit.filter_glob=$suite $seeds" \
 		RUN_NAME=mutant-$m qemu/run.sh -k debug -t none -T 600 -q -- true) \
 		> "$out/$m.run" 2>&1
 	run=$(find "$tree/build/runs" -maxdepth 1 -name "mutant-$m-debug-*" | sort | tail -n 1)
@@ -81,19 +79,6 @@ run_guest() {
 	cat "$run/console.log" "$run/output.log" > "$out/$m.console" 2>/dev/null
 }
 
-# run_blackbox NAME SUITE: the suite under kunit.py, as make test-upstream.
-run_blackbox() {
-	local m=$1 suite=$2
-	(cd "$tree" && scripts/prepare-tree.sh) > "$out/$m.build" 2>&1 || return 2
-	(cd "$tree/build/linux-source-6.12" && ./tools/testing/kunit/kunit.py run \
-		--kunitconfig="$tree/kunit/blackbox.kunitconfig" --arch=x86_64 \
-		--build_dir="$tree/build/kunit-bb" --raw_output=all --timeout=1800 \
-		--kernel_args=kunit.filter_glob="$suite" \
-		--kernel_args=p2pdma_fuzz.seeds="$seeds") > "$out/$m.console" 2>&1
-	# No kernel, or a kernel that did not reach the suite.
-	grep -Eq "# Subtest: $suite\$" "$out/$m.console" || return 2
-}
-
 killed=0
 survived=0
 for m in "${names[@]}"; do
@@ -110,7 +95,6 @@ for m in "${names[@]}"; do
 	rc=0
 	case $suite in
 	kunit\ *) run_kunit "$m" "${suite#kunit }" || rc=$? ;;
-	blackbox\ *) run_blackbox "$m" "${suite#blackbox }" || rc=$? ;;
 	guest\ *)
 		# shellcheck disable=SC2086 # TOPO and its arguments, split on purpose
 		run_guest "$m" ${suite#guest } || rc=$? ;;

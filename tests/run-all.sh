@@ -88,6 +88,11 @@ nm "$out/drivers/pci/p2pdma/built-in.a" "$out/drivers/pci/p2pmem-bar.o" 2>/dev/n
 # Probe the accelerator once, before boots run side by side.
 [ -f "$top/build/accel" ] || "$top/qemu/probe-accel.sh" "$out/arch/x86/boot/bzImage" > "$top/build/accel"
 
+# The route fuzzing (kunit/p2pdma-fuzz.c) wherever KUnit runs: seeds 1..N,
+# each a random hierarchy; 100 take about 50 s on the debug kernel and
+# kill the route mutants (tests/mutants). make test-upstream runs 10,000.
+fuzz_seeds=p2pdma_fuzz.seeds=100
+
 # boot NAME TOPO EXTRA [CHECKOUT [CMD...]]: one QEMU run in the background
 # of this shell's job table; writes $runs/NAME.{out,rc,secs}.
 boot() {
@@ -110,7 +115,7 @@ boot() {
 	# run asks for multi: its vCPUs must run at the same time for a
 	# watchpoint of one to see the other's access.
 	KERNEL=${TEST_KERNEL:-$out/arch/x86/boot/bzImage} RUN_NAME=$name TCG_THREAD=${TCG_THREAD:-single} \
-		CMDLINE_EXTRA="watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=60 ${extra//,/ }" \
+		CMDLINE_EXTRA="watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=60 $fuzz_seeds ${extra//,/ }" \
 		"$co/qemu/run.sh" -q -k "$flavour" -t "$topo" -T "$timeout" -- "$@" > "$runs/$name.out" 2>&1
 	rc=$?
 	echo $rc > "$runs/$name.rc"
@@ -147,7 +152,8 @@ if [ "$full" = 1 ] && [ "$flavour" = debug ] && [ -z "${TEST_KERNEL:-}" ]; then
 		# run may stand in for a run that wrote none.
 		rm -f "$out/test.log"
 		cd "$tree" && ./tools/testing/kunit/kunit.py exec --arch=x86_64 \
-			--build_dir="$out" --timeout=1800 > "$runs/kunitpy.out" 2>&1
+			--build_dir="$out" --timeout=1800 --kernel_args="$fuzz_seeds" \
+			> "$runs/kunitpy.out" 2>&1
 		echo $? > "$runs/kunitpy.rc"
 		cp "$out/test.log" "$runs/kunitpy.console"
 		echo $(($(date +%s) - start)) > "$runs/kunitpy.secs"
