@@ -34,6 +34,7 @@
 #include <linux/dma-resv.h>
 #include <linux/fs.h>
 #include <linux/init.h>
+#include <linux/iommu.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -466,6 +467,33 @@ static void imp_detach(struct imp *imp)
 	kfree(imp);
 }
 
+/*
+ * What an IOVA of a function translates to now: after an unmap, nothing
+ * (the exporter's unmap_dma_buf must have undone its dma_map_sgtable()).
+ */
+static long imp_iova(void __user *uarg)
+{
+	struct iommu_domain *dom;
+	struct p2pimp_iova arg;
+	struct pci_dev *pdev;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.pad)
+		return -EINVAL;
+	pdev = imp_pci_get(arg.domain, arg.bus, arg.devfn);
+	if (!pdev)
+		return -ENODEV;
+	dom = iommu_get_domain_for_dev(&pdev->dev);
+	if (!dom || !iommu_is_dma_domain(dom)) {
+		pci_dev_put(pdev);
+		return -ENODEV;
+	}
+	arg.phys = iommu_iova_to_phys(dom, arg.dma);
+	pci_dev_put(pdev);
+	return copy_to_user(uarg, &arg, sizeof(arg)) ? -EFAULT : 0;
+}
+
 static long imp_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct imp_file *f = file->private_data;
@@ -491,6 +519,9 @@ static long imp_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case P2PIMP_IOC_EDU:
 		ret = imp_edu(f, uarg);
+		break;
+	case P2PIMP_IOC_IOVA:
+		ret = imp_iova(uarg);
 		break;
 	case P2PIMP_IOC_DETACH:
 		ret = -EINVAL;

@@ -155,6 +155,28 @@ struct p2pimp_edu {
 	__u64 dma;
 };
 
+/**
+ * struct p2pimp_iova - P2PIMP_IOC_IOVA: what an IOVA of a PCI function
+ * translates to now, in its IOMMU domain (iommu_iova_to_phys())
+ * @domain: PCI domain of the function
+ * @bus: its bus number
+ * @devfn: its device and function
+ * @pad: 0
+ * @dma: the IOVA, e.g. a segment of a mapping since unmapped
+ * @phys: out: the CPU physical address it translates to, 0 if none
+ *
+ * Fails with -ENODEV for a function that does not exist or whose DMA is
+ * not translated (no IOMMU, or an identity domain).
+ */
+struct p2pimp_iova {
+	__u32 domain;
+	__u32 bus;
+	__u32 devfn;
+	__u32 pad;
+	__u64 dma;
+	__u64 phys;
+};
+
 #define P2PIMP_IOC_MAGIC	0xBA
 #define P2PIMP_IOC_ATTACH	_IOWR(P2PIMP_IOC_MAGIC, 1, struct p2pimp_attach)
 #define P2PIMP_IOC_MAP		_IOWR(P2PIMP_IOC_MAGIC, 2, struct p2pimp_map)
@@ -164,5 +186,6 @@ struct p2pimp_edu {
 /* Argument: the handle. The importer unmaps first if it still maps. */
 #define P2PIMP_IOC_DETACH	_IO(P2PIMP_IOC_MAGIC, 6)
 #define P2PIMP_IOC_EDU		_IOWR(P2PIMP_IOC_MAGIC, 7, struct p2pimp_edu)
+#define P2PIMP_IOC_IOVA		_IOWR(P2PIMP_IOC_MAGIC, 8, struct p2pimp_iova)
 
 #endif /* _P2PDMA_IMPORTER_H */

@@ -13,7 +13,9 @@
  *     the provider's BAR: on x86 QEMU a PCI bus address equals the CPU
  *     physical address, as no host bridge window translates),
  *     "through-host-bridge" (not flagged; the CPU physical address
- *     without an IOMMU, an IOVA when the device's IOMMU group translates)
+ *     without an IOMMU, an IOVA when the device's IOMMU group translates,
+ *     which its IOMMU maps to the BAR until the detach, and to nothing
+ *     after it)
  *     or "refused" (attach fails with EREMOTEIO); an importer that does
  *     not accept peer-to-peer memory is refused with EOPNOTSUPP;
  *   - bytes: an NVMe namespace DMAs a random pattern into the dma-buf's
@@ -168,6 +170,19 @@ static int translates(const char *bdf)
 	return !strncmp(type, "DMA", 3);
 }
 
+/*
+ * What @dma translates to in @bdf's IOMMU domain now (0: nothing), or
+ * -errno (ENODEV: its DMA is not translated).
+ */
+static long long iova_phys(int ctl, const char *bdf, __u64 dma)
+{
+	struct p2pimp_iova v = { .dma = dma };
+
+	if (parse_bdf(bdf, &v.domain, &v.bus, &v.devfn))
+		return -EINVAL;
+	return ioctl(ctl, P2PIMP_IOC_IOVA, &v) ? -errno : (long long)v.phys;
+}
+
 /* Random bytes: a pattern no earlier run or zeroing could have left. */
 static void fill_random(unsigned char *p, size_t len)
 {
@@ -228,8 +243,8 @@ static void check_map(struct __test_metadata *_metadata,
 		      const char *expect)
 {
 	unsigned long long total = 0;
+	unsigned int i, iovas = 0;
 	struct p2pimp_map m;
-	unsigned int i;
 	int h;
 
 	ASSERT_NE(NULL, expect);
@@ -258,6 +273,10 @@ static void check_map(struct __test_metadata *_metadata,
 			EXPECT_EQ(0, m.segs[i].bus);
 			EXPECT_NE(m.segs[0].phys + total, m.segs[i].dma);
 			EXPECT_EQ(-1, bar_of(self->mem.bdf, m.segs[i].dma, m.segs[i].len));
+			/* Its IOMMU maps it to the BAR, until the unmap. */
+			EXPECT_EQ((long long)(m.segs[0].phys + total),
+				  iova_phys(self->ctl, client->bdf, m.segs[i].dma));
+			iovas++;
 		} else {
 			/* dma-direct: the CPU physical address. */
 			EXPECT_EQ(0, m.segs[i].bus);
@@ -267,6 +286,14 @@ static void check_map(struct __test_metadata *_metadata,
 	}
 	EXPECT_EQ(BUF_SIZE, total);
 	EXPECT_EQ(0, ioctl(self->ctl, P2PIMP_IOC_DETACH, h));
+	/* The exporter's unmap left no IOVA that reaches the BAR. */
+	for (i = 0; i < m.nents && iovas; i++) {
+		long long left = iova_phys(self->ctl, client->bdf, m.segs[i].dma);
+
+		EXPECT_EQ(0, left)
+			TH_LOG("segment %u: IOVA %#llx still maps %#llx after the unmap",
+			       i, (unsigned long long)m.segs[i].dma, left);
+	}
 }
 
 TEST_F(import, source_importer_gets_the_scenarios_map_type)
