@@ -99,6 +99,12 @@ mem=1G
 qargs=()
 append=()
 dev() { qargs+=(-device "$1"); }
+# global DRIVER.PROPERTY=VALUE: a machine-wide QEMU default (-global).
+global() { qargs+=(-global "$1"); }
+# monitor_relay: a guest test may ask QEMU's monitor for a device_del
+# (qemu/qmp-relay.py), as a hand pulls a card out.
+relay_wanted=0
+monitor_relay() { relay_wanted=1; }
 cpu_set=""
 cpu() {
 	if [ -n "$cpu_set" ] && [ "$cpu_set" != "$1" ]; then
@@ -195,6 +201,17 @@ if [ "$stream" = 1 ]; then
 	tailer=$!
 fi
 
+# The relay a topology asked for (monitor_relay) ends when QEMU does. Its
+# socket lives in a directory of its own: a UNIX socket's path must be
+# short (108 bytes), a checkout's need not be.
+relay="" qmp=()
+if [ "$relay_wanted" = 1 ]; then
+	qmpdir=$(mktemp -d "${TMPDIR:-/tmp}/p2pdma-qmp.XXXXXX")
+	qmp=(-qmp "unix:$qmpdir/qmp.sock,server=on,wait=off")
+	python3 "$top/qemu/qmp-relay.py" "$run" "$qmpdir/qmp.sock" &
+	relay=$!
+fi
+
 rc=0
 timeout -k 10 "$timeout" qemu-system-x86_64 \
 	-machine q35 -accel "$accel${TCG_THREAD:+,thread=$TCG_THREAD}" -cpu "$cpu" -smp 2 -m "$mem" \
@@ -203,10 +220,14 @@ timeout -k 10 "$timeout" qemu-system-x86_64 \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
 	-serial "file:$run/console.log" -serial "file:$run/output.log" \
-	"${qargs[@]}" ${QEMU_EXTRA:+$QEMU_EXTRA} || rc=$?
+	"${qmp[@]}" "${qargs[@]}" ${QEMU_EXTRA:+$QEMU_EXTRA} || rc=$?
 
 sleep 0.3
 [ "$stream" = 1 ] && kill "$tailer" 2>/dev/null
+if [ -n "$relay" ]; then
+	kill "$relay" 2>/dev/null
+	rm -rf "$qmpdir"
+fi
 wait 2>/dev/null || true
 
 if [ $rc = 124 ] || [ $rc = 137 ]; then

@@ -85,14 +85,15 @@ while scn=$(printenv "P2P_SCN_$i"); do
 	# The provider's memory as a dma-buf, seen by the test importer: map
 	# type per route, NVMe DMA into it, revocation on unbind (the provider
 	# is rebound at the end).
-	suite "$name/p2pmem_import" "$sel/p2pmem_import"
+	suite "$name/p2pmem_import" "$sel/p2pmem_import" -T surprise_removal_of_the_switch_ends
 	# Puts the scenario's provider into D3hot and back: last of its suites.
 	if [ "$i" = 1 ] && wanted p2pmem_power; then
 		suite "$name/p2pmem_power" "$sel/p2pmem_power.sh"
 	fi
 	i=$((i + 1))
 done
-[ "$i" -gt 1 ] || { echo "all.sh: the topology declares no scenario (P2P_SCN_1)"; worst=1; }
+[ "$i" -gt 1 ] || [ -n "${P2P_HOTUNPLUG:-}" ] ||
+	{ echo "all.sh: the topology declares no scenario (P2P_SCN_1)"; worst=1; }
 # The machine's ivshmem (P2P_IVSHMEM, its vendor:device; P2P_IVSHMEM_SCN:
 # name, source, destination and the map types expected to them): the
 # p2pmem-bar driver's suite, which leaves it bound to that driver, then the
@@ -147,6 +148,15 @@ fi
 # owner and mirror client of tests/hmm-p2p/.
 if [ -n "${P2P_HMM_SCN:-}" ]; then
 	suite "${P2P_HMM_SCN%%,*}/hmm_p2p" "$sel/hmm_p2p"
+fi
+# A switch pulled out (P2P_HOTUNPLUG: name, the NVMe serials of the
+# importer's device and of the provider below it, the switch's QEMU id):
+# last, as it takes devices away; QEMU's device_del is asked for through
+# qemu/qmp-relay.py.
+if [ -n "${P2P_HOTUNPLUG:-}" ]; then
+	IFS=, read -r name imp mem port <<< "$P2P_HOTUNPLUG"
+	suite "$name/p2pmem_hotunplug" env P2P_SRC="$imp" P2P_DST="$imp" P2P_MEM="$mem" \
+		P2P_HOTUNPLUG="$port" "$sel/p2pmem_import" -t surprise_removal_of_the_switch_ends
 fi
 suite kmemleak "$top/tests/guest/kmemleak.sh"
 # The KCSAN flavour: what KCSAN watched, outside any suite (a comment of

@@ -29,11 +29,17 @@
  *     and the unbind waits for nothing (it reports no wait); an importer
  *     that ignores move_notify holds the unbind for as long as it keeps
  *     its mapping (the memory is never given back under it), is named in
- *     the log, and the unbind ends once it unmaps.
+ *     the log, and the unbind ends once it unmaps; an importer that pins
+ *     is refused with EOPNOTSUPP;
+ *   - surprise removal (run alone, last of its boot: -t
+ *     surprise_removal_of_the_switch_ends): QEMU removes the switch above
+ *     the provider and the importer's device (device_del, asked for
+ *     through qemu/qmp-relay.py), and both are gone within the time limit
+ *     with nothing left waiting.
  *
  * Environment (tests/guest/all.sh, from the topology): P2P_MEM (serial of
  * the NVMe whose CMB is the provider), P2P_SRC, P2P_DST, P2P_EXPECT_SRC,
- * P2P_EXPECT_DST.
+ * P2P_EXPECT_DST; P2P_HOTUNPLUG, the QEMU id of the switch's upstream port.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -540,6 +546,95 @@ TEST_F_TIMEOUT(import, unbind_waits_for_importer_ignoring_move_notify, 240)
 	EXPECT_TRUE(WIFEXITED(wstatus) && !WEXITSTATUS(wstatus));
 	EXPECT_EQ(-1, available(self->mem.bdf));
 	rebind_provider(_metadata, self);
+}
+
+/*
+ * Is lockdep still checking (debug_locks 1 in /proc/lockdep_stats)? 1 on a
+ * kernel without lockdep: nothing to lose.
+ */
+static int lockdep_on(void)
+{
+	char line[128];
+	int on = 1;
+	FILE *f;
+
+	f = fopen("/proc/lockdep_stats", "r");
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " debug_locks: %d", &on) == 1)
+			break;
+	fclose(f);
+	return on;
+}
+
+/* Is the PCI function @bdf gone from sysfs? */
+static int gone(const char *bdf)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", bdf);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+/*
+ * The switch above the provider and the source (the importer's device) is
+ * pulled out: pciehp removes every function below it, the provider first.
+ * The importer that pins is refused before, the one that maps is told to
+ * move and unmaps, so the provider's removal waits for nothing and the
+ * importer's device goes after it. A pinned importer that cannot be
+ * revoked would hold the provider's removal, and the one behind it,
+ * until its owner gave it up (here: the control file's close, after the
+ * case failed).
+ */
+TEST_F_TIMEOUT(import, surprise_removal_of_the_switch_ends, 300)
+{
+	const char *port = getenv("P2P_HOTUNPLUG");
+	struct p2pimp_status s;
+	struct p2pimp_map m;
+	int h, kmsg, i;
+
+	if (!port)
+		SKIP(return, "P2P_HOTUNPLUG names no switch to remove");
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, kmsg);
+	ASSERT_LE(0, lseek(kmsg, 0, SEEK_END));
+	/* Were it let in, it would map, and hold the removal with it. */
+	h = attach(self->ctl, self->fd, self->src.bdf, P2PIMP_ATTACH_PINNED);
+	EXPECT_EQ(-EOPNOTSUPP, h);
+	if (h >= 0)
+		EXPECT_EQ(0, map(self->ctl, h, &m));
+	h = attach(self->ctl, self->fd, self->src.bdf, 0);
+	ASSERT_LE(0, h);
+	ASSERT_EQ(0, map(self->ctl, h, &m));
+
+	/*
+	 * 6.12's pciehp trips lockdep once the switch is gone (its reset_lock
+	 * taken again under pci_rescan_remove_lock, qemu/scan-console.sh):
+	 * everything before, the removal of ours included, was checked.
+	 */
+	EXPECT_EQ(1, lockdep_on());
+	/* qemu/qmp-relay.py reads this line from the output port. */
+	printf("P2PDMA-QMP device_del %s\n", port);
+	fflush(stdout);
+	/* pciehp's attention button waits 5 s; the rest is emulation. */
+	for (i = 0; i < HANG_S * 10; i++) {
+		if (gone(self->mem.bdf) && gone(self->src.bdf))
+			break;
+		usleep(100000);
+	}
+	EXPECT_TRUE(gone(self->mem.bdf));
+	ASSERT_TRUE(gone(self->src.bdf));
+	TH_LOG("both functions gone %.1f s after the request", i / 10.0);
+	ASSERT_EQ(0, status(self->ctl, h, &s));
+	EXPECT_EQ(1, s.moves);
+	EXPECT_EQ(0, s.mapped);
+	EXPECT_EQ(0, kmsg_count(kmsg, "P2PDMA: unbind waits", NULL));
+	close(kmsg);
+	EXPECT_EQ(-ENODEV, map(self->ctl, h, &m));
+	EXPECT_EQ(0, ioctl(self->ctl, P2PIMP_IOC_DETACH, h));
+	close(self->fd);
+	self->fd = -1;
 }
 
 TEST_HARNESS_MAIN
