@@ -103,8 +103,7 @@ prepare_trees() {
 		sed 's|^\(obj-\$(CONFIG_PCI_P2PDMA)[[:space:]]*+= \)p2pdma/$|\1p2pdma.o|' \
 			"$shared/drivers/pci/Makefile" > "$intree/drivers/pci/Makefile.new"
 		mv "$intree/drivers/pci/Makefile.new" "$intree/drivers/pci/Makefile"
-		rm -f "$intree/drivers/pci/Kconfig" "$intree/drivers/pci/Kconfig.p2pdma" \
-			"$intree/drivers/pci/p2pdma-kunit"
+		rm -f "$intree/drivers/pci/Kconfig" "$intree/drivers/pci/Kconfig.p2pdma"
 		tar -xJOf "$tarball" linux-source-6.12/drivers/pci/Kconfig > "$intree/drivers/pci/Kconfig"
 		touch "$intree/.bench-intree"
 	fi

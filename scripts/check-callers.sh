@@ -113,7 +113,7 @@ echo "callers: config: $(echo "$wanted" | wc -l) symbols set as wanted (PCI_P2PD
 mapfile -t grep_dirs < <(cd "$tree" && find . -mindepth 1 -maxdepth 1 -type d -printf '%P\n' |
 	grep -vxE 'arch|Documentation|tools|samples|scripts|usr|LICENSES' | sort)
 found=$(cd "$tree" && grep -rlE --include='*.[ch]' "$api_re|$wrap_re" \
-		--exclude-dir=p2pdma --exclude-dir=p2pdma-kunit arch/x86 "${grep_dirs[@]}" |
+		--exclude-dir=p2pdma arch/x86 "${grep_dirs[@]}" |
 	grep -vE '^drivers/pci/p2p|^include/linux/pci-p2pdma\.h$' | sort)
 if [ "$found" != "$(echo "$expected" | sed '/^$/d' | sort)" ]; then
 	diff <(echo "$expected" | sed '/^$/d' | sort) <(echo "$found") | grep '^[<>]' |

@@ -397,7 +397,7 @@ for p in "$series"/*.patch; do
 		echo "make-patch: FAIL: drivers/pci/p2pdma/ not built after $(basename "$p")" >&2
 		exit 1
 	fi
-	if grep -E '(p2pdma/[^: ]+\.[ch]|p2pdma-kunit/[^: ]+\.[ch]|p2pmem-bar\.c|pci-p2pdma\.h):[0-9]+:[0-9]+: (warning|error)' "$out/build.log" >&2; then
+	if grep -E '(p2pdma/[^: ]+\.[ch]|p2pdma/tests/[^: ]+\.[ch]|p2pmem-bar\.c|pci-p2pdma\.h):[0-9]+:[0-9]+: (warning|error)' "$out/build.log" >&2; then
 		echo "make-patch: FAIL: warnings in our files after $(basename "$p")" >&2
 		exit 1
 	fi

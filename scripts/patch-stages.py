@@ -28,6 +28,7 @@ import sys
 
 top, pristine, outdir = sys.argv[1:4]
 CORE = 'drivers/pci/p2pdma'
+TESTS = f'{CORE}/tests'
 UAPI = 'include/uapi/linux/p2pmem.h'
 # The ioctl number table gets the line of /dev/p2pmem's ioctl with its
 # header, after the last line of the number before it.
@@ -43,8 +44,8 @@ ADMIN_INDEX = 'Documentation/admin-guide/index.rst'
 MM_DIFF = 'mm/hmm-p2p.diff'
 
 
-# name, project files (tree path = project path, except kunit/ ->
-# drivers/pci/p2pdma-kunit/), Kconfig symbols, Makefile lines, removals.
+# name, project files (tree path = project path), Kconfig symbols,
+# Makefile lines, removals.
 STAGES = [
     ('hmm-p2p', [MM_DIFF], [], [], []),
     ('host-bridge', [f'{CORE}/p2pdma.h', f'{CORE}/host-bridge.c'], [], [], []),
@@ -61,14 +62,14 @@ STAGES = [
                 'Documentation/ABI/testing/dev-p2pmem'],
      ['PCI_P2PDMA_DMABUF'], [], []),
     ('kunit', [f'{CORE}/kunit.c'] +
-     [f for f in sorted(glob.glob('kunit/*', root_dir=top) +
-                        glob.glob('kunit/.kunitconfig', root_dir=top))
+     [f for f in sorted(glob.glob(f'{TESTS}/*', root_dir=top) +
+                        glob.glob(f'{TESTS}/.kunitconfig', root_dir=top))
       if not f.endswith('p2pmem-bar-kunit.h')],
      ['PCI_P2PDMA_KUNIT_TEST', 'PCI_P2PDMA_BLACKBOX_KUNIT_TEST'],
-     ['obj-$(CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST)\t+= p2pdma-kunit/'], []),
+     ['obj-$(CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST)\t+= p2pdma/tests/'], []),
     ('docs', ['Documentation/driver-api/pci/p2pdma.rst',
               'Documentation/admin-guide/p2pdma.rst'], [], [], []),
-    ('p2pmem-bar', ['drivers/pci/p2pmem-bar.c', 'kunit/p2pmem-bar-kunit.h'],
+    ('p2pmem-bar', ['drivers/pci/p2pmem-bar.c', f'{TESTS}/p2pmem-bar-kunit.h'],
      ['PCI_P2PMEM_BAR'], ['obj-$(CONFIG_PCI_P2PMEM_BAR)\t+= p2pmem-bar.o'], []),
 ]
 
@@ -79,13 +80,13 @@ def read(path):
 
 
 def tree_path(path):
-    return 'drivers/pci/p2pdma-kunit/' + path[6:] if path.startswith('kunit/') else path
+    return path
 
 
-# Every file of the core and of kunit/ must be in some stage.
-named = {f for stage in STAGES for f in stage[1]} | {f'{CORE}/Kconfig'}
-present = set(glob.glob(f'{CORE}/*', root_dir=top) + glob.glob('kunit/*', root_dir=top) +
-              glob.glob('kunit/.kunitconfig', root_dir=top))
+# Every file of the core and of its tests/ must be in some stage.
+named = {f for stage in STAGES for f in stage[1]} | {f'{CORE}/Kconfig', TESTS}
+present = set(glob.glob(f'{CORE}/*', root_dir=top) + glob.glob(f'{TESTS}/*', root_dir=top) +
+              glob.glob(f'{TESTS}/.kunitconfig', root_dir=top))
 if present - named:
     sys.exit('patch-stages: in no stage: ' + ' '.join(sorted(present - named)))
 

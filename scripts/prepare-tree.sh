@@ -83,11 +83,18 @@ fi
 grep -q "^obj-\$(CONFIG_PCI_P2PDMA)[[:space:]]*+= $to\$" "$mk" ||
 	{ echo "prepare-tree: drivers/pci/Makefile does not build $to" >&2; exit 1; }
 
-# The KUnit suites (kunit.c of our core includes them) and the black-box
-# suite, an object of its own (kunit/Makefile).
-ln -sfn "$top/kunit" "$tree/drivers/pci/p2pdma-kunit"
-if ! grep -q 'p2pdma-kunit/' "$mk"; then
-	{ cat "$mk"; echo "obj-\$(CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST)	+= p2pdma-kunit/"; } > "$mk.new"
+# The KUnit suites (drivers/pci/p2pdma/tests/, linked with the core above:
+# kunit.c includes them) and the black-box suite, an object of its own
+# (tests/Makefile) that drivers/pci/Makefile descends into, so that it
+# builds with --pristine too. A tree prepared when they lived elsewhere
+# loses that link and that line.
+rm -f "$tree/drivers/pci/p2pdma-kunit"
+if grep -q 'p2pdma-kunit/' "$mk"; then
+	grep -v 'p2pdma-kunit/' "$mk" > "$mk.new"
+	mv "$mk.new" "$mk"
+fi
+if ! grep -q 'p2pdma/tests/' "$mk"; then
+	{ cat "$mk"; echo "obj-\$(CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST)	+= p2pdma/tests/"; } > "$mk.new"
 	mv "$mk.new" "$mk"
 fi
 

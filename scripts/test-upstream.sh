@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make test-upstream`: the differential oracle. Builds a KUnit kernel with
-# kunit/blackbox.kunitconfig twice from the prepared tree, each with the
+# drivers/pci/p2pdma/tests/blackbox.kunitconfig twice from the prepared tree, each with the
 # kernel's own runner (tools/testing/kunit/kunit.py) and a build directory
-# of its own, and runs the black-box suite (kunit/p2pdma-blackbox.c, public
+# of its own, and runs the black-box suite (drivers/pci/p2pdma/tests/p2pdma-blackbox.c, public
 # API only) on each:
 #
 #   ours  our drivers/pci/p2pdma/ and pci-p2pdma.h (the tree as
@@ -23,7 +23,7 @@
 # names the row of p2pdma.rst that explains it. Logs and the table:
 # build/test-upstream/.
 #
-# The black-box objects include the route fuzzing (kunit/p2pdma-fuzz.c),
+# The black-box objects include the route fuzzing (tests/p2pdma-fuzz.c of the core),
 # which runs on both kernels twice, under QEMU's default CPU and under an
 # AMD Zen one; a seed whose normalised line differs, a seed missing on a
 # kernel and a "not ok" of the suite each fail.
@@ -41,7 +41,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 tree=$top/build/linux-source-6.12
 outdir=$top/build/test-upstream
-kunitconfig=$top/kunit/blackbox.kunitconfig
+kunitconfig=$top/drivers/pci/p2pdma/tests/blackbox.kunitconfig
 bd_ours=$top/build/kunit-bb-ours
 bd_up=$top/build/kunit-bb-upstream
 build=1 kunit=1 guest=1
@@ -98,7 +98,7 @@ if [ "$build" = 1 ]; then
 	"$top/scripts/prepare-tree.sh"
 	trap - EXIT
 fi
-# The route fuzzing (kunit/p2pdma-fuzz.c) ran above under QEMU's default
+# The route fuzzing (p2pdma-fuzz.c) ran above under QEMU's default
 # CPU, which is not AMD Zen; once more on a Zen guest, fuzzing only, both
 # kernels side by side (one vCPU each).
 zen=(--qemu_args=-cpu --qemu_args=EPYC --kernel_args=kunit.filter_glob=p2pdma_fuzz)
@@ -127,7 +127,7 @@ rc=0
 	"$cmp" kunit "$outdir/ours.log" "$outdir/6.12.log" "$top/tests/upstream-differences" || rc=1
 	echo
 	# A seed that differs is a difference the normalisation of
-	# kunit/p2pdma-fuzz.c does not explain: rerun both kernels with
+	# p2pdma-fuzz.c does not explain: rerun both kernels with
 	# --kernel_args=p2pdma_fuzz.dump=S to see the calls.
 	"$cmp" fuzz "QEMU's default CPU (not AMD Zen)" "$outdir/ours.log" "$outdir/6.12.log" || rc=1
 	echo

@@ -242,7 +242,7 @@ judge_kunit() {
 	while read -r s; do
 		[ -n "${per_suite[$s]+set}" ] ||
 			tap notok "kunit: suite $s ran" "no result in the console log"
-	done < <(sed -n 's/^[[:space:]]*\.name = "\(p2pdma-[a-z0-9-]*\)",.*/\1/p' "$judge_top"/kunit/*.h | sort -u)
+	done < <(sed -n 's/^[[:space:]]*\.name = "\(p2pdma-[a-z0-9-]*\)",.*/\1/p' "$judge_top"/drivers/pci/p2pdma/tests/*.h | sort -u)
 	for s in "${order[@]}"; do
 		observe "$mname" "kunit:$s" "${per_suite[$s]}"
 	done

@@ -88,7 +88,7 @@ nm "$out/drivers/pci/p2pdma/built-in.a" "$out/drivers/pci/p2pmem-bar.o" 2>/dev/n
 # Probe the accelerator once, before boots run side by side.
 [ -f "$top/build/accel" ] || "$top/qemu/probe-accel.sh" "$out/arch/x86/boot/bzImage" > "$top/build/accel"
 
-# The route fuzzing (kunit/p2pdma-fuzz.c) wherever KUnit runs: seeds 1..N,
+# The route fuzzing (drivers/pci/p2pdma/tests/p2pdma-fuzz.c) wherever KUnit runs: seeds 1..N,
 # each a random hierarchy; 100 take about 50 s on the debug kernel and
 # kill the route mutants (tests/mutants). make test-upstream runs 10,000.
 fuzz_seeds=p2pdma_fuzz.seeds=100

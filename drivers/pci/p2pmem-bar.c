@@ -262,6 +262,5 @@ MODULE_DESCRIPTION("Offer a memory BAR of any PCI device as P2P DMA memory");
 MODULE_LICENSE("GPL");
 
 #ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
-/* drivers/pci/p2pdma-kunit is a link to the project's kunit/ directory. */
-#include "p2pdma-kunit/p2pmem-bar-kunit.h"
+#include "p2pdma/tests/p2pmem-bar-kunit.h"
 #endif

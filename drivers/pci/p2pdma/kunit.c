@@ -3,8 +3,8 @@
  * PCI peer-to-peer DMA: the white-box KUnit suites.
  *
  * Built into the core under CONFIG_PCI_P2PDMA_KUNIT_TEST. The suites live
- * in drivers/pci/p2pdma-kunit/ (the project's kunit/ directory) and reach
- * the functions that p2pdma.h declares for them (VISIBLE_IF_KUNIT).
+ * in tests/ and reach the functions that p2pdma.h declares for them
+ * (VISIBLE_IF_KUNIT).
  */
 
 #define pr_fmt(fmt) "pci-p2pdma: " fmt
@@ -27,4 +27,4 @@
 #include "../pci.h"
 #include "p2pdma.h"
 
-#include "../p2pdma-kunit/p2pdma-kunit.h"
+#include "tests/p2pdma-kunit.h"
