@@ -6,10 +6,11 @@
       The black-box suite (p2pdma_blackbox) on both kernels: one table,
       then a failure for every case that did not report on either kernel,
       that failed on ours, whose result differs, or whose observed values
-      differ without a line of DIFFERENCES (tests/upstream-differences)
-      naming the case and the row of p2pdma.rst's "Differences from Linux
-      6.12" that explains it; a listed case whose values no longer differ
-      fails too (the list must say what is true).
+      differ without lines of DIFFERENCES (tests/upstream-differences)
+      naming the case, the row of p2pdma.rst's "Differences from Linux
+      6.12" that explains it and the values each kernel logs; a listed
+      case whose values no longer differ, or differ from the listed ones
+      on either kernel, fails too (the list must say what is true).
 
   upstream-compare.py fuzz CPU OURS.log 6.12.log
       The route fuzzing (p2pdma_fuzz): a failure for every seed whose
@@ -31,7 +32,8 @@
       differs, a seed missing on one kernel, a "not ok" of the fuzzing, a
       fuzzing that never finished, a black-box case that failed on ours,
       did not report on 6.12, or whose values differ unlisted, a listed
-      difference that no longer differs, a guest case that differs
+      difference that no longer differs or whose values on either kernel
+      are not the listed ones, a guest case that differs
       unlisted or fails on ours, and a guest pattern that covers nothing;
       and the logs that must pass.
 
@@ -90,20 +92,33 @@ GUIDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
 
 
 def differences(path):
-    """Case -> the row of p2pdma.rst that explains its observed values;
-    a row the guide does not have is an error."""
+    """Case -> {"row": the row of p2pdma.rst that explains its observed
+    values, "ours": [values], "6.12": [values]}: the values each kernel
+    must log, one line each, in order. A row the guide does not have, a
+    field that is not one of those three, and a case without a row or
+    without the values of both kernels are errors."""
     with open(GUIDE) as f:
         guide = " ".join(f.read().split())
     listed = {}
     with open(path) as f:
         for line in f:
             line = line.split("#", 1)[0].strip()
-            if line:
-                case, _, row = line.partition(" ")
-                row = " ".join(row.split())
-                if "* - " + row not in guide:
-                    sys.exit(f"{path}: {case}: p2pdma.rst has no row \"{row}\"")
-                listed[case] = row
+            if not line:
+                continue
+            case, field, value = (line.split(None, 2) + ["", ""])[:3]
+            value = " ".join(value.split())
+            entry = listed.setdefault(case, {"row": None, "ours": [], "6.12": []})
+            if field == "row":
+                if "* - " + value not in guide:
+                    sys.exit(f"{path}: {case}: p2pdma.rst has no row \"{value}\"")
+                entry["row"] = value
+            elif field in ("ours", "6.12") and value:
+                entry[field].append(value)
+            else:
+                sys.exit(f"{path}: {case}: \"{field}\" is not row, ours or 6.12 with a value")
+    for case, entry in listed.items():
+        if not entry["row"] or not entry["ours"] or not entry["6.12"]:
+            sys.exit(f"{path}: {case}: needs a row and the values of ours and of 6.12")
     return listed
 
 
@@ -132,7 +147,13 @@ def kunit(ours_log, up_log, diff_file):
         if not values_differ and n in listed:
             why.append("listed in tests/upstream-differences, but its observed "
                        "values no longer differ")
-        note = " (observed values differ: " + listed[n] + ")" if values_differ and n in listed else ""
+        if values_differ and n in listed:
+            for label, c in (("ours", a), ("6.12", b)):
+                if seen(c) != listed[n][label]:
+                    why.append(f"observed on {label}: {' / '.join(seen(c)) or 'nothing'}; "
+                               f"tests/upstream-differences lists "
+                               f"{' / '.join(listed[n][label])}")
+        note = " (observed values differ: " + listed[n]["row"] + ")" if values_differ and n in listed else ""
         print(f"| {n}{note}{' **' + '; '.join(why) + '**' if why else ''} | {a[0]} | {b[0]} |")
         if why:
             failed.append(n)
@@ -362,12 +383,20 @@ def selftest():
          bb(good_up + [("bb_b", "pass", "x 2")]) + fz(seeds), "kunit", True),
         ("a listed difference no longer differs", bb(good) + fz(seeds),
          bb(good_up[:1] + [good[1]]) + fz(seeds), "kunit", True),
+        ("a listed difference with other values on 6.12", bb(good) + fz(seeds),
+         bb(good_up[:1] + [("bb_route_known_host_bridge", "pass", "d 5")]) + fz(seeds),
+         "kunit", True),
+        ("a listed difference with other values on ours",
+         bb(good[:1] + [("bb_route_known_host_bridge", "pass", "d 1029")]) + fz(seeds),
+         bb(good_up) + fz(seeds), "kunit", True),
     ]
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         diff = os.path.join(tmp, "differences")
         with open(diff, "w") as f:
-            f.write("bb_route_known_host_bridge Distance of a route through the root complex\n")
+            f.write("bb_route_known_host_bridge row  Distance of a route through the root complex\n"
+                    "bb_route_known_host_bridge ours d 1028\n"
+                    "bb_route_known_host_bridge 6.12 d 4\n")
         for what, a, b, mode, must_fail in cases:
             pa, pb = os.path.join(tmp, "ours.log"), os.path.join(tmp, "6.12.log")
             for path, lines in ((pa, a), (pb, b)):
