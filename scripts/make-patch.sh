@@ -8,7 +8,8 @@
 #
 #   build/patch-base     git repo of the unpacked tarball (made once, reused)
 #   build/patch-stages   each patch's files, from scripts/patch-stages.py
-#   build/patches        the series
+#   build/patches        the series, after its cover letter (0000, from
+#                        scripts/cover-letter.txt)
 #   build/patch-check    fresh worktree of the pristine commit, for git am
 #   build/patch-out      its build directory (allnoconfig + config/base.config
 #                        + config/<CHECK_FLAVOUR>.config; drivers/pci/ only)
@@ -345,8 +346,21 @@ unset GIT_INDEX_FILE
 gitb update-ref refs/heads/p2pdma "$parent"
 
 rm -rf "$series"
-gitb format-patch -q -B -o "$series" base..p2pdma >/dev/null
-echo "make-patch: $(find "$series" -name '*.patch' | wc -l) patches in ${series#"$top"/}:"
+gitb format-patch -q -B --cover-letter -o "$series" base..p2pdma >/dev/null
+# The cover letter: subject and text from scripts/cover-letter.txt, the
+# shortlog and diffstat git wrote below them (they cannot drift).
+python3 - "$series/0000-cover-letter.patch" "$top/scripts/cover-letter.txt" <<'PY'
+import sys
+path, tmpl = sys.argv[1:]
+subject, _, blurb = open(tmpl).read().partition('\n\n')
+text = open(path).read()
+for old, new in (('*** SUBJECT HERE ***', subject.strip()), ('*** BLURB HERE ***', blurb.strip())):
+    if old not in text:
+        sys.exit(f'make-patch: no "{old}" in {path}')
+    text = text.replace(old, new)
+open(path, 'w').write(text)
+PY
+echo "make-patch: $(find "$series" -name '*.patch' ! -name 0000-cover-letter.patch | wc -l) patches and a cover letter in ${series#"$top"/}:"
 for p in "$series"/*.patch; do
 	echo "  $(basename "$p")"
 done
@@ -361,6 +375,7 @@ gitb worktree add -q --detach "$check" base
 mkdir -p "$out"
 frags=("$top/config/base.config" "$top/config/$flavour.config")
 for p in "$series"/*.patch; do
+	[ "${p##*/}" = 0000-cover-letter.patch ] && continue
 	start=$(date +%s)
 	git -C "$check" -c user.name=p2pdma -c user.email=p2pdma@localhost am -q "$p" || {
 		echo "make-patch: FAIL: $(basename "$p") does not apply" >&2
