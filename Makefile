@@ -2,7 +2,7 @@
 #
 # p2pdma: a clean-room PCI peer-to-peer DMA subsystem for Linux 6.12 and the
 # QEMU harness that proves it. This file is only a table of targets; each
-# concern lives in its own script (see README.md, "Layout").
+# concern lives in its own script (scripts/, one per target).
 #
 #   make run   [TOPO=switch]   release kernel: the P2P copy demo
 #   make test                  debug kernel: every suite, TAP, N passed/N failed
