@@ -16,6 +16,7 @@
 #               Documentation/admin-guide/p2pdma.rst, together (their :doc:
 #               and :ref: links between them resolve), with the kernel's
 #               kernel-doc extension, warnings as errors
+#   abi         Documentation/ABI/ of ours, by the kernel's get_abi.pl
 #   shell       shellcheck on every shell script in the repository
 #   layers      no circle of calls between the core's files
 #               (scripts/check-layers.py; p2pdma.h gives the order)
@@ -86,6 +87,14 @@ step_kernel_doc() {
 		echo "$msgs"
 		return 1
 	}
+	[ -z "$msgs" ] || { echo "$msgs"; return 1; }
+}
+
+# Our ABI files, parsed by the kernel's own reader (a malformed entry,
+# a duplicate What: or a missing field is an error).
+step_abi() {
+	local msgs
+	msgs=$(perl "$tree/scripts/get_abi.pl" validate --dir "$top/Documentation/ABI" 2>&1)
 	[ -z "$msgs" ] || { echo "$msgs"; return 1; }
 }
 
@@ -161,7 +170,7 @@ step_shellcheck() {
 	(cd "$top" && shellcheck -x -f gcc "${sh_files[@]}")
 }
 
-steps=(checkpatch build callers kernel_doc sphinx shellcheck layers tool judge)
+steps=(checkpatch build callers kernel_doc abi sphinx shellcheck layers tool judge)
 [ $# -eq 0 ] || steps=("$@")
 for step in "${steps[@]}"; do
 	step=${step//-/_}

@@ -69,7 +69,8 @@ STAGES = [
      ['obj-$(CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST)\t+= p2pdma/tests/'], []),
     ('docs', ['Documentation/driver-api/pci/p2pdma.rst',
               'Documentation/admin-guide/p2pdma.rst'], [], [], []),
-    ('p2pmem-bar', ['drivers/pci/p2pmem-bar.c', f'{TESTS}/p2pmem-bar-kunit.h'],
+    ('p2pmem-bar', ['drivers/pci/p2pmem-bar.c', f'{TESTS}/p2pmem-bar-kunit.h',
+                    'Documentation/ABI/testing/sysfs-bus-pci-drivers-p2pmem-bar'],
      ['PCI_P2PMEM_BAR'], ['obj-$(CONFIG_PCI_P2PMEM_BAR)\t+= p2pmem-bar.o'], []),
 ]
 
