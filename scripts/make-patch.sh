@@ -52,6 +52,7 @@ gitb show base:drivers/pci/Kconfig >"$stages/Kconfig.pristine"
 gitb show base:drivers/pci/Makefile >"$stages/Makefile.pristine"
 gitb show base:Documentation/userspace-api/ioctl/ioctl-number.rst >"$stages/ioctl-number.rst.pristine"
 gitb show base:Documentation/admin-guide/index.rst >"$stages/admin-index.rst.pristine"
+gitb show base:Documentation/admin-guide/kernel-parameters.txt >"$stages/kernel-parameters.txt.pristine"
 # The mm patch's files (mm/hmm-p2p.diff), patched from the base's own.
 mkdir -p "$stages/mm-patched"
 sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$top/mm/hmm-p2p.diff" | while read -r f; do
@@ -293,7 +294,9 @@ message() {
 		Documentation/admin-guide/: the sysfs and O_DIRECT interface with
 		its error numbers, overriding the host bridge policy and verifying
 		a host bridge first, the debugfs routes file and the route tool,
-		p2pmem-bar, the nvmet p2pmem attribute and /dev/p2pmem.
+		p2pmem-bar, the nvmet p2pmem attribute and /dev/p2pmem. The
+		pci_p2pdma.host_bridges= parameter gets its entry in
+		kernel-parameters.txt.
 		EOF
 		;;
 	p2pmem-bar) cat <<-'EOF'

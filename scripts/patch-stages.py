@@ -8,14 +8,16 @@
 # (build our directory, then the tests and p2pmem-bar), drivers/pci/Kconfig
 # (source ours in place of the PCI_P2PDMA entry), our Kconfig, which
 # grows by whole "config" blocks, the ioctl number table (one line for
-# /dev/p2pmem's ioctl) and the admin guide's index (one line for ours). A project file that no stage names stops
+# /dev/p2pmem's ioctl), the kernel parameters' list (one entry) and the
+# admin guide's index (one line for ours). A project file that no stage names stops
 # the series, so a new file cannot be left out silently.
 #
 # Usage: patch-stages.py TOP PRISTINE_DIR OUTDIR
 # PRISTINE_DIR holds the tree's drivers/pci/{Kconfig,Makefile} as
 # Kconfig.pristine and Makefile.pristine, its ioctl number table as
 # ioctl-number.rst.pristine, Documentation/admin-guide/index.rst as
-# admin-index.rst.pristine and, under mm-patched/, the files that
+# admin-index.rst.pristine, the kernel parameters' list as
+# kernel-parameters.txt.pristine and, under mm-patched/, the files that
 # mm/hmm-p2p.diff changes, changed.
 # Writes OUTDIR/<n>/<path in the kernel tree> for every file a stage adds
 # or changes, OUTDIR/<n>/.name with the stage name, and OUTDIR/<n>/.remove
@@ -39,6 +41,24 @@ IOCTL_LINE = ('0xB9  00     uapi/linux/p2pmem.h                                 
 # in its alphabetical toctree.
 ADMIN_GUIDE = 'Documentation/admin-guide/p2pdma.rst'
 ADMIN_INDEX = 'Documentation/admin-guide/index.rst'
+# The kernel parameters' list gets pci_p2pdma.host_bridges= (registered
+# in route.c, parsed in host-bridge-policy.c) in its alphabetical place,
+# before pcie_aspm=, with the guides.
+KPARAMS = 'Documentation/admin-guide/kernel-parameters.txt'
+KPARAMS_ENTRY = '''\tpci_p2pdma.host_bridges=
+\t\t\t[PCI] Allow or deny PCI peer-to-peer DMA through named
+\t\t\thost bridges, over the built-in policy.
+\t\t\tFormat: <rule>[,<rule>...], at most 16, each
+\t\t\tallow:<sel> or deny:<sel>; the first rule that names
+\t\t\ta host bridge decides for it. <sel> is
+\t\t\t<domain>:<bus> (hex, e.g. 0000:80: the host bridge
+\t\t\tof that root bus), <vendor>:<device> (four hex
+\t\t\tdigits each, e.g. 8086:29c0: every host bridge
+\t\t\tidentified by that ID) or all.
+\t\t\tAlso /sys/module/pci_p2pdma/parameters/host_bridges.
+\t\t\tSee Documentation/admin-guide/p2pdma.rst.
+
+'''
 # The mm patch: a diff against files of the tree, whose stage takes them
 # as scripts/make-patch.sh patched them, from PRISTINE_DIR/mm-patched/.
 MM_DIFF = 'mm/hmm-p2p.diff'
@@ -162,6 +182,13 @@ for n, (name, files, syms, mk_lines, removed) in enumerate(STAGES, 1):
             sys.exit(f'patch-stages: {IOCTL_RST}: no 0xB8 line, or 0xB9 taken')
         lines.insert(at + 1, IOCTL_LINE)
         put(IOCTL_RST, ''.join(lines))
+    if ADMIN_GUIDE in files:
+        lines = read(os.path.join(pristine, 'kernel-parameters.txt.pristine')).splitlines(keepends=True)
+        at = [i for i, l in enumerate(lines) if l.startswith('\tpcie_aspm=')]
+        if len(at) != 1 or any('pci_p2pdma.' in l for l in lines):
+            sys.exit(f'patch-stages: {KPARAMS}: no single pcie_aspm= entry, or pci_p2pdma. there')
+        lines.insert(at[0], KPARAMS_ENTRY)
+        put(KPARAMS, ''.join(lines))
     if ADMIN_GUIDE in files:
         lines = read(os.path.join(pristine, 'admin-index.rst.pristine')).splitlines(keepends=True)
         at = [i for i, l in enumerate(lines) if l == '   perf-security\n']
