@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """make check's "layers" step: no circle of calls between core files.
 
-Reads every .c file of drivers/pci/p2pdma/ but kunit.c (which includes the
-test suites), finds the functions each defines (kernel style: the name and
+Reads every .c file of drivers/pci/p2pdma/ (or of CORE_DIR: make check
+also gives it the route tool, tools/pci/p2pdma/) but kunit.c (which
+includes the test suites), finds the functions each defines (kernel style: the name and
 its opening parenthesis on the line of the return type) and the calls each
 makes to a function another file defines, prints that graph, and fails if
 it has a cycle: p2pdma.h says which file may call which, and a call

@@ -19,7 +19,8 @@
 #   abi         Documentation/ABI/ of ours, by the kernel's get_abi.pl
 #   shell       shellcheck on every shell script in the repository
 #   layers      no circle of calls between the core's files
-#               (scripts/check-layers.py; p2pdma.h gives the order)
+#               (scripts/check-layers.py; p2pdma.h gives the order), nor
+#               between the route tool's (tools/pci/p2pdma/)
 #   tool        the route tool's test against a fake sysfs tree
 #               (tools/pci/p2pdma/test.sh)
 #   judge       the judge of `make test` against tests/plan, on synthetic
@@ -147,7 +148,8 @@ step_callers() {
 
 # No circle of calls between the core's files (p2pdma.h says who calls whom).
 step_layers() {
-	"$top/scripts/check-layers.py"
+	"$top/scripts/check-layers.py" &&
+		"$top/scripts/check-layers.py" "$top/tools/pci/p2pdma"
 }
 
 # The route tool against a fake sysfs tree (no guest needed).

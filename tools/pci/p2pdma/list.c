@@ -2,7 +2,7 @@
 /*
  * p2pdma list: every P2P memory provider, its size, available and in-use
  * bytes, and whether /dev/p2pmem can export its memory as a dma-buf (the
- * export state, which "route" prints too).
+ * export state of sysfs.c, which "route" prints too).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,33 +23,12 @@ static const struct {
 	[EXPORT_NO_MEM]		= { "no-memory", "no (no P2P memory)" },
 };
 
-/*
- * The exporter is a misc device: /dev/p2pmem exists where
- * /sys/class/misc/p2pmem does. It exports from a provider that published
- * its memory (p2pmem/published reads 1: @pub, or read here when NULL).
- */
-enum export_state export_state(const char *bdf, const char *pub)
-{
-	char path[PATH_MAX], buf[16];
-
-	sys_path(path, sizeof(path), MISC_P2PMEM);
-	if (!is_dir(path))
-		return EXPORT_NO_DEV;
-	if (!pub) {
-		sys_path(path, sizeof(path), DEVICES "/%s/p2pmem/published", bdf);
-		if (read_str(path, buf, sizeof(buf)))
-			return EXPORT_NO_MEM;
-		pub = buf;
-	}
-	return strcmp(pub, "0") ? EXPORT_YES : EXPORT_UNPUBLISHED;
-}
-
 static int filter_dots(const struct dirent *d)
 {
 	return d->d_name[0] != '.';
 }
 
-int cmd_list(void)
+int cmd_list(bool opt_list)
 {
 	struct dirent **names;
 	char path[PATH_MAX], drv[NAME_MAX + 1];

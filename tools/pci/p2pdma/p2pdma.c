@@ -54,9 +54,7 @@
 
 #define VERSION		"1.2"
 
-const char *sysfs = "/sys";
-const char *prog = "p2pdma";
-bool opt_list;
+static bool opt_list;
 
 static const char usage_text[] =
 "Usage: p2pdma [-l] list\n"
@@ -120,14 +118,6 @@ static const char usage_text[] =
 "Exit status: 0 success, 1 the operation failed, 2 usage error,\n"
 "3 permission denied (run as root), 4 the kernel lacks this P2PDMA (no\n"
 "host_bridges parameter, no routes file v2, no p2pmem-bar driver).\n";
-
-void usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "%s: ", prog);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry '%s --help'.\n", prog);
-	exit(EXIT_USAGE);
-}
 
 enum { OPT_BAR = 256, OPT_OFFSET, OPT_SIZE, OPT_NO_PUBLISH, OPT_FORCE };
 
@@ -210,18 +200,19 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "list")) {
 		if (n)
 			usage_error("list takes no argument ('%s')", argv[optind]);
-		return cmd_list();
+		return cmd_list(opt_list);
 	}
 	if (!strcmp(cmd, "routes")) {
 		devs = xrealloc(NULL, (n + 1) * sizeof(*devs));
 		for (i = 0; i < n; i++)
 			devs[i] = parse_addr(argv[optind + i]);
-		return cmd_routes(devs, n);
+		return cmd_routes(devs, n, opt_list);
 	}
 	if (!strcmp(cmd, "route")) {
 		if (n != 2)
 			usage_error("%s", "route takes two PCI addresses: PROVIDER CLIENT");
-		return cmd_route(parse_addr(argv[optind]), parse_addr(argv[optind + 1]));
+		return cmd_route(parse_addr(argv[optind]), parse_addr(argv[optind + 1]),
+				 opt_list);
 	}
 	if (!strcmp(cmd, "bind") || !strcmp(cmd, "unbind")) {
 		if (n != 1)

@@ -30,7 +30,6 @@
 
 extern const char *sysfs;
 extern const char *prog;
-extern bool opt_list;
 
 enum { F_PROVIDER, F_CLIENT, F_MAP, F_DIST, F_POLICY, F_ACS, F_HB, F_REASON, NR_FIELDS };
 
@@ -57,10 +56,8 @@ struct bind_opts {
 	bool force;
 };
 
-/* p2pdma.c */
-void usage_error(const char *fmt, const char *arg);
-
 /* sysfs.c */
+void usage_error(const char *fmt, const char *arg);
 int errno_status(int err);
 int report_errno(const char *what, const char *path, int err);
 void sys_path(char *buf, size_t len, const char *fmt, ...);
@@ -75,10 +72,10 @@ void driver_of(const char *bdf, char *buf, size_t len);
 unsigned long long to_ull(const char *s);
 void human_bytes(char *buf, size_t len, const char *bytes);
 void *xrealloc(void *p, size_t size);
+enum export_state export_state(const char *bdf, const char *pub);
 
 /* list.c */
-enum export_state export_state(const char *bdf, const char *pub);
-int cmd_list(void);
+int cmd_list(bool opt_list);
 
 /* routes.c */
 struct route *find_route(struct routes *t, const char *p, const char *c);
@@ -88,8 +85,8 @@ const char *reason_of(const struct route *r);
 int load_all(char *rules, struct routes *t, char **devs, int ndevs);
 
 /* print.c */
-int cmd_routes(char **devs, int ndevs);
-int cmd_route(char *provider, char *client);
+int cmd_routes(char **devs, int ndevs, bool opt_list);
+int cmd_route(char *provider, char *client, bool opt_list);
 
 /* bind.c */
 void parse_bytes(const char *arg, char *out, size_t len);

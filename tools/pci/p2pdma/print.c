@@ -137,7 +137,7 @@ static void print_override_warning(const char *indent)
 	       "%sSee " VERIFY_DOC ".\n", indent, indent, indent, indent);
 }
 
-int cmd_routes(char **devs, int ndevs)
+int cmd_routes(char **devs, int ndevs, bool opt_list)
 {
 	char rules[RULES_LEN];
 	const char **prov = NULL, **cli = NULL;
@@ -261,7 +261,7 @@ static void print_export(const char *provider, const char *client, bool refused)
 }
 
 /* The route from @provider to @client, explained. */
-int cmd_route(char *provider, char *client)
+int cmd_route(char *provider, char *client, bool opt_list)
 {
 	char *devs[2] = { provider, client };
 	struct routes t = { NULL, 0 };

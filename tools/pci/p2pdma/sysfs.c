@@ -2,8 +2,11 @@
 /*
  * p2pdma: sysfs, and the helpers every command uses. Paths below the sysfs
  * root (P2PDMA_SYSFS), reading and writing small files, PCI addresses, the
- * driver a device is bound to, byte counts, memory, and the report of a
- * failed system call with its exit status.
+ * driver a device is bound to, byte counts, memory, the report of a usage
+ * error and of a failed system call with its exit status, and whether
+ * /dev/p2pmem can export a provider's memory. It calls no other file of
+ * the tool: p2pdma.c calls the commands (list.c, print.c, bind.c), print.c
+ * calls routes.c, and every one of them calls this file.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -18,6 +21,19 @@
 #include <unistd.h>
 
 #include "p2pdma.h"
+
+/* The sysfs root (main() takes P2PDMA_SYSFS) and the program's name. */
+const char *sysfs = "/sys";
+const char *prog = "p2pdma";
+
+/* A usage error: @fmt with @arg, a hint, exit status 2. */
+void usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: ", prog);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	exit(EXIT_USAGE);
+}
 
 /* Exit status for a failed system call: 3 when it was refused. */
 int errno_status(int err)
@@ -197,4 +213,25 @@ void *xrealloc(void *p, size_t size)
 		exit(EXIT_FAIL);
 	}
 	return p;
+}
+
+/*
+ * The exporter is a misc device: /dev/p2pmem exists where
+ * /sys/class/misc/p2pmem does. It exports from a provider that published
+ * its memory (p2pmem/published reads 1: @pub, or read here when NULL).
+ */
+enum export_state export_state(const char *bdf, const char *pub)
+{
+	char path[PATH_MAX], buf[16];
+
+	sys_path(path, sizeof(path), MISC_P2PMEM);
+	if (!is_dir(path))
+		return EXPORT_NO_DEV;
+	if (!pub) {
+		sys_path(path, sizeof(path), DEVICES "/%s/p2pmem/published", bdf);
+		if (read_str(path, buf, sizeof(buf)))
+			return EXPORT_NO_MEM;
+		pub = buf;
+	}
+	return strcmp(pub, "0") ? EXPORT_YES : EXPORT_UNPUBLISHED;
 }
