@@ -2,34 +2,15 @@
 # shellcheck shell=sh
 #
 # Shell helpers for guest scripts: find devices by NVMe serial, never by
-# nvmeN name (enumeration order changes with the CPU model).
+# nvmeN name (enumeration order changes with the CPU model), the route
+# between two functions, the providers, a bounded sysfs write, and
+# binding p2pmem-bar.
 
-# nvme_ctrl SERIAL: the controller's sysfs directory, /sys/class/nvme/nvmeN
-nvme_ctrl() {
-	for c in /sys/class/nvme/nvme*; do
-		# read strips the blanks that pad the serial; no exec per device
-		read -r _sn < "$c/serial" 2>/dev/null || continue
-		[ "$_sn" = "$1" ] && { echo "$c"; return 0; }
-	done
-	echo "no NVMe controller with serial $1" >&2
-	return 1
-}
-
-# nvme_bdf SERIAL: PCI address of the controller
-nvme_bdf() {
-	c=$(nvme_ctrl "$1") || return 1
-	basename "$(readlink -f "$c/device")"
-}
-
-# nvme_blk SERIAL: /dev path of the controller's first namespace
-nvme_blk() {
-	c=$(nvme_ctrl "$1") || return 1
-	for ns in "$c"/nvme*n*; do
-		[ -e "$ns/size" ] && { echo "/dev/$(basename "$ns")"; return 0; }
-	done
-	echo "controller $1 has no namespace" >&2
-	return 1
-}
+# nvme_ctrl, nvme_bdf, nvme_blk and ivshmem_bdf: the selftests' own
+# (tools/testing/selftests/p2pdma/p2pdma_lib.sh), one copy for both. Every
+# caller sets top, the checkout.
+# shellcheck source=tools/testing/selftests/p2pdma/p2pdma_lib.sh
+. "${top:?guest/lib.sh: top (the checkout) is not set}/tools/testing/selftests/p2pdma/p2pdma_lib.sh"
 
 # route PROVIDER_BDF CLIENT_BDF: "map_type distance reason" from debugfs
 route() {
@@ -69,18 +50,6 @@ write_bounded() {
 		_wb_t=$((_wb_t + 1))
 	done
 	wait "$_wb_pid"
-}
-
-# ivshmem_bdf [VENDOR:DEVICE]: PCI address of the machine's one ivshmem
-# device (default: P2P_IVSHMEM, else 1af4:1110); it has no serial number.
-ivshmem_bdf() {
-	_id=${1:-${P2P_IVSHMEM:-1af4:1110}}
-	for d in /sys/bus/pci/devices/*; do
-		{ read -r _v < "$d/vendor" && read -r _d < "$d/device"; } || continue
-		[ "${_v#0x}:${_d#0x}" = "$_id" ] && { basename "$d"; return 0; }
-	done
-	echo "no PCI device $_id (ivshmem)" >&2
-	return 1
 }
 
 # bind_p2pmem_bar BDF: bind the generic provider driver to BDF the

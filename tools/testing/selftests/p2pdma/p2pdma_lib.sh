@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # Helpers for the P2PDMA shell selftests: find NVMe devices by serial,
-# the ivshmem, and the host bridge a device sits below.
+# the ivshmem, and the host bridge a device sits below. The project's
+# guest scripts (guest/lib.sh) use the device helpers too: they stay
+# POSIX sh, with local.
 
 # nvme_ctrl SERIAL: /sys/class/nvme/nvmeN of the controller
 nvme_ctrl() {
