@@ -5,8 +5,7 @@
  * unbinding the provider's driver in bounded time, the byte patterns the
  * tests write and compare, and touching a mapping that may fault.
  *
- * Every helper is static inline: a program that does not use one gets no
- * "defined but not used" warning for it.
+ * Their code is p2pdma_util.c, linked into every program (Makefile).
  */
 #ifndef P2PDMA_UTIL_H
 #define P2PDMA_UTIL_H
@@ -32,140 +31,34 @@ struct nvme_dev {
 	char blk[300];		/* /dev/nvmeXnY */
 };
 
-static inline int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
+int read_file(const char *path, char *buf, size_t len);
 
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
-}
+int write_file(const char *path, const char *val);
 
-static inline int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -1;
-}
-
-static inline long long read_ull(const char *fmt, const char *bdf)
-{
-	char path[256], buf[64];
-
-	snprintf(path, sizeof(path), fmt, bdf);
-	if (read_file(path, buf, sizeof(buf)))
-		return -1;
-	return strtoll(buf, NULL, 0);
-}
+long long read_ull(const char *fmt, const char *bdf);
 
 #define P2PMEM		"/sys/bus/pci/devices/%s/p2pmem/"
 #define available(bdf)	read_ull(P2PMEM "available", bdf)
 
 /* Find the NVMe controller with serial @serial; 0 on success. */
-static inline int find_nvme(const char *serial, struct nvme_dev *nd)
-{
-	char path[PATH_MAX], buf[PATH_MAX], *base;
-	struct dirent *ctl, *ns;
-	DIR *d, *cd;
-	int found = -1;
-
-	if (!serial)
-		return -1;
-	d = opendir("/sys/class/nvme");
-	if (!d)
-		return -1;
-	while (found && (ctl = readdir(d))) {
-		if (ctl->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/nvme/%s/serial", ctl->d_name);
-		if (read_file(path, buf, sizeof(buf)) || strcmp(buf, serial))
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/nvme/%s/device", ctl->d_name);
-		if (!realpath(path, buf))
-			continue;
-		base = strrchr(buf, '/');
-		snprintf(nd->bdf, sizeof(nd->bdf), "%s", base + 1);
-		nd->blk[0] = '\0';
-		snprintf(path, sizeof(path), "/sys/class/nvme/%s", ctl->d_name);
-		cd = opendir(path);
-		while (cd && (ns = readdir(cd))) {
-			if (!strncmp(ns->d_name, "nvme", 4) && strchr(ns->d_name + 4, 'n')) {
-				snprintf(nd->blk, sizeof(nd->blk), "/dev/%s", ns->d_name);
-				break;
-			}
-		}
-		if (cd)
-			closedir(cd);
-		found = nd->blk[0] ? 0 : -1;
-	}
-	closedir(d);
-	return found;
-}
+int find_nvme(const char *serial, struct nvme_dev *nd);
 
 /* Wait up to 20 s for the provider's p2pmem directory to (re)appear. */
-static inline int wait_p2pmem(const char *bdf)
-{
-	int i;
-
-	for (i = 0; i < 200; i++) {
-		if (available(bdf) >= 0)
-			return 0;
-		usleep(100000);
-	}
-	return -1;
-}
+int wait_p2pmem(const char *bdf);
 
 /* "0000:03:00.0" -> domain, bus, devfn; 0 on success. */
-static inline int parse_bdf(const char *bdf, __u32 *domain, __u32 *bus, __u32 *devfn)
-{
-	unsigned int d, b, s, f;
-
-	if (sscanf(bdf, "%x:%x:%x.%x", &d, &b, &s, &f) != 4)
-		return -1;
-	*domain = d;
-	*bus = b;
-	*devfn = s << 3 | f;
-	return 0;
-}
+int parse_bdf(const char *bdf, __u32 *domain, __u32 *bus, __u32 *devfn);
 
 /* Seconds since an arbitrary point, CLOCK_MONOTONIC. */
-static inline double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+double now(void);
 
 #define BIND_TIMEOUT_S	60
 
 /* The driver the provider was bound to when the case began. */
-static char provider_drv[64];
+extern char provider_drv[64];
 
 /* Remember the driver @bdf is bound to, for set_bound(); 0 on success. */
-static inline int remember_driver(const char *bdf)
-{
-	char path[PATH_MAX], buf[PATH_MAX];
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", bdf);
-	if (!realpath(path, buf))
-		return -1;
-	snprintf(provider_drv, sizeof(provider_drv), "%s", strrchr(buf, '/') + 1);
-	return 0;
-}
+int remember_driver(const char *bdf);
 
 /*
  * Bind or unbind @bdf to or from provider_drv (remember_driver()). The
@@ -176,39 +69,10 @@ static inline int remember_driver(const char *bdf)
  * The stuck child is left behind; nothing can kill it.
  * Returns 0, -1 if the write failed, or -ETIMEDOUT.
  */
-static inline int set_bound(const char *bdf, bool bind)
-{
-	char path[256];
-	int status, i;
-	pid_t pid;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/%s", provider_drv,
-		 bind ? "bind" : "unbind");
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid)
-		_exit(write_file(path, bdf) ? 1 : 0);
-	for (i = 0; i < BIND_TIMEOUT_S * 100; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
-		usleep(10000);
-	}
-	fprintf(stderr, "# %s of %s still blocked after %d s\n",
-		bind ? "bind" : "unbind", bdf, BIND_TIMEOUT_S);
-	return -ETIMEDOUT;
-}
+int set_bound(const char *bdf, bool bind);
 
 /* A byte of a hash of page index @page (multiply and xorshift). */
-static inline unsigned char pat_page(size_t page)
-{
-	uint32_t h = (uint32_t)page * 0x9e3779b1u;
-
-	h ^= h >> 15;
-	h *= 0x85ebca77u;
-	h ^= h >> 13;
-	return (unsigned char)h;
-}
+unsigned char pat_page(size_t page);
 
 /*
  * The byte at offset @i of pattern @seed. Within a page the byte follows
@@ -217,134 +81,39 @@ static inline unsigned char pat_page(size_t page)
  * belong do not compare equal: without it the pattern repeated every
  * 128 KiB.
  */
-static inline unsigned char pat(size_t i, unsigned int seed)
-{
-	return (unsigned char)(((i * 131 + seed) ^ (i >> 9)) ^ pat_page(i >> 12));
-}
+unsigned char pat(size_t i, unsigned int seed);
 
 /* Write pattern @seed into @len bytes at @p (the page's hash once a page). */
-static inline void fill(unsigned char *p, size_t len, unsigned int seed)
-{
-	unsigned char h = 0;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if (!i || !(i & 4095))
-			h = pat_page(i >> 12);
-		p[i] = (unsigned char)(((i * 131 + seed) ^ (i >> 9)) ^ h);
-	}
-}
+void fill(unsigned char *p, size_t len, unsigned int seed);
 
 /* Offset of the first byte of @p that is not pattern @seed, or -1. */
-static inline long mismatch(const unsigned char *p, size_t len, unsigned int seed)
-{
-	unsigned char h = 0;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if (!i || !(i & 4095))
-			h = pat_page(i >> 12);
-		if (p[i] != (unsigned char)(((i * 131 + seed) ^ (i >> 9)) ^ h))
-			return i;
-	}
-	return -1;
-}
+long mismatch(const unsigned char *p, size_t len, unsigned int seed);
 
 /*
  * Offset of the first non-zero byte of @p, or -1 if all @len (a multiple
  * of 8) are zero. Reads 8 bytes at a time: each load from an emulated CMB
  * is a call into the device model.
  */
-static inline long first_nonzero(const unsigned char *p, size_t len)
-{
-	const uint64_t *q = (const uint64_t *)p;
-	size_t i;
-
-	for (i = 0; i < len / 8; i++)
-		if (q[i])
-			return i * 8 + __builtin_ctzll(q[i]) / 8;
-	return -1;
-}
-
-/* Per thread, so that several threads may touch() at once. */
-static __thread sigjmp_buf fault_jmp;
-static __thread int fault_armed;	/* with __atomic: the handler reads it */
-
-/*
- * The signal number travels back as sigsetjmp()'s return value. A fault
- * outside touch() gets the default action when the access is retried.
- */
-static inline void on_fault(int sig)
-{
-	if (!__atomic_load_n(&fault_armed, __ATOMIC_SEQ_CST)) {
-		signal(sig, SIG_DFL);
-		return;
-	}
-	__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
-	siglongjmp(fault_jmp, sig);
-}
+long first_nonzero(const unsigned char *p, size_t len);
 
 /*
  * Read the byte at @p (into *@v unless NULL) or write 0x5a there, an access
  * the compiler cannot drop; return the signal it raised (SIGBUS, SIGSEGV),
  * or 0.
  */
-static inline int access_byte(unsigned char *p, bool write, unsigned char *v)
-{
-	struct sigaction sa = { .sa_handler = on_fault };
-	unsigned char b;
-	int sig;
-
-	sigaction(SIGBUS, &sa, NULL);
-	sigaction(SIGSEGV, &sa, NULL);
-	sig = sigsetjmp(fault_jmp, 1);
-	if (!sig) {
-		__atomic_store_n(&fault_armed, 1, __ATOMIC_SEQ_CST);
-		if (write) {
-			__atomic_store_n(p, 0x5a, __ATOMIC_RELAXED);
-		} else {
-			b = __atomic_load_n(p, __ATOMIC_RELAXED);
-			if (v)
-				*v = b;
-		}
-		__atomic_store_n(&fault_armed, 0, __ATOMIC_SEQ_CST);
-	}
-	return sig;
-}
+int access_byte(unsigned char *p, bool write, unsigned char *v);
 
 /* Read or write (0x5a) the byte at @p: access_byte(). */
-static inline int touch(unsigned char *p, bool write)
-{
-	return access_byte(p, write, NULL);
-}
+int touch(unsigned char *p, bool write);
 
 /*
  * How many records holding @a (and @b, unless NULL) has the kernel logged
  * since the last read of @kmsg, /dev/kmsg opened O_NONBLOCK and sought to
  * its end? Reads every record there is.
  */
-static inline int kmsg_count(int kmsg, const char *a, const char *b)
-{
-	char rec[2048];
-	int count = 0;
-	ssize_t n;
-
-	while ((n = read(kmsg, rec, sizeof(rec) - 1)) != 0) {
-		if (n < 0) {
-			if (errno == EPIPE)
-				continue;
-			break;
-		}
-		rec[n] = '\0';
-		count += strstr(rec, a) && (!b || strstr(rec, b));
-	}
-	return count;
-}
+int kmsg_count(int kmsg, const char *a, const char *b);
 
 /* Has the kernel logged such a record since (kmsg_count())? */
-static inline int kmsg_logged(int kmsg, const char *a, const char *b)
-{
-	return kmsg_count(kmsg, a, b) > 0;
-}
+int kmsg_logged(int kmsg, const char *a, const char *b);
 
 #endif /* P2PDMA_UTIL_H */
