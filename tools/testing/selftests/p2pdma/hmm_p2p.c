@@ -61,32 +61,6 @@ FIXTURE(hmm) {
 	unsigned int seed;
 };
 
-/* The one ivshmem device, or -1. */
-static int find_ivshmem(char *bdf, size_t len)
-{
-	char path[PATH_MAX], id[32];
-	struct dirent *d;
-	DIR *dir = opendir("/sys/bus/pci/devices");
-	int ret = -1;
-
-	if (!dir)
-		return -1;
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", d->d_name);
-		if (read_file(path, id, sizeof(id)) || strcmp(id, "0x1af4"))
-			continue;
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", d->d_name);
-		if (read_file(path, id, sizeof(id)) || strcmp(id, "0x1110"))
-			continue;
-		snprintf(bdf, len, "%s", d->d_name);
-		ret = 0;
-	}
-	closedir(dir);
-	return ret;
-}
-
 /* Bind @bdf to @drv with driver_override and drivers_probe. */
 static int bind_to(const char *bdf, const char *drv)
 {
@@ -116,7 +90,7 @@ FIXTURE_SETUP(hmm)
 	if (!comma)
 		SKIP(return, "P2P_HMM_SCN is not set");
 	snprintf(self->route, sizeof(self->route), "%s", comma + 1);
-	ASSERT_EQ(find_ivshmem(self->bdf, sizeof(self->bdf)), 0);
+	ASSERT_EQ(find_pci("0x1af4 0x1110", self->bdf, sizeof(self->bdf)), 0);
 	self->before[0] = 0;
 	if (!remember_driver(self->bdf))
 		snprintf(self->before, sizeof(self->before), "%s", provider_drv);

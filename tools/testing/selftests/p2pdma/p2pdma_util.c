@@ -87,6 +87,35 @@ int find_nvme(const char *serial, struct nvme_dev *nd)
 	return found;
 }
 
+int find_pci(const char *id, char *bdf, size_t len)
+{
+	char path[512], v[16], d[16], got[40];
+	struct dirent *e;
+	DIR *dir = opendir("/sys/bus/pci/devices");
+	int ret = -1;
+
+	if (!dir)
+		return -1;
+	while ((e = readdir(dir))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", e->d_name);
+		if (read_file(path, v, sizeof(v)))
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", e->d_name);
+		if (read_file(path, d, sizeof(d)))
+			continue;
+		snprintf(got, sizeof(got), "%s %s", v, d);
+		if (!strcmp(got, id)) {
+			snprintf(bdf, len, "%s", e->d_name);
+			ret = 0;
+			break;
+		}
+	}
+	closedir(dir);
+	return ret;
+}
+
 int wait_p2pmem(const char *bdf)
 {
 	int i;

@@ -43,6 +43,13 @@ long long read_ull(const char *fmt, const char *bdf);
 /* Find the NVMe controller with serial @serial; 0 on success. */
 int find_nvme(const char *serial, struct nvme_dev *nd);
 
+/*
+ * The first PCI function whose vendor and device, as sysfs gives them
+ * ("0x1234 0x11e8": both files, a space between), are @id, into @bdf; 0 on
+ * success, -1 if there is none.
+ */
+int find_pci(const char *id, char *bdf, size_t len);
+
 /* Wait up to 20 s for the provider's p2pmem directory to (re)appear. */
 int wait_p2pmem(const char *bdf);
 
