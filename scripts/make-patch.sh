@@ -291,10 +291,11 @@ message() {
 		policy decides, the known limitations and the differences from the
 		old core. The API reference comes from the kernel-doc comments of
 		each file. The operator's side goes to a guide of its own in
-		Documentation/admin-guide/: the sysfs and O_DIRECT interface with
-		its error numbers, overriding the host bridge policy and verifying
-		a host bridge first, the debugfs routes file and the route tool,
-		p2pmem-bar, the nvmet p2pmem attribute and /dev/p2pmem. The
+		Documentation/admin-guide/p2pdma/, one file per task: the host
+		bridge policy, overriding it and verifying a host bridge first;
+		the sysfs and O_DIRECT interface with its error numbers;
+		/dev/p2pmem and its dma-bufs; the debugfs routes file and the route
+		tool; p2pmem-bar; the nvmet p2pmem attribute. The
 		pci_p2pdma.host_bridges= parameter gets its entry in
 		kernel-parameters.txt.
 		EOF

@@ -39,7 +39,8 @@ IOCTL_LINE = ('0xB9  00     uapi/linux/p2pmem.h                                 
               'PCI P2PDMA dma-buf export (/dev/p2pmem)\n')
 # The admin guide's index gets the operator's guide, before "perf-security"
 # in its alphabetical toctree.
-ADMIN_GUIDE = 'Documentation/admin-guide/p2pdma.rst'
+ADMIN_GUIDE = 'Documentation/admin-guide/p2pdma/index.rst'
+ADMIN_GUIDE_FILES = sorted(glob.glob('Documentation/admin-guide/p2pdma/*.rst', root_dir=top))
 ADMIN_INDEX = 'Documentation/admin-guide/index.rst'
 # The kernel parameters' list gets pci_p2pdma.host_bridges= (registered
 # in route.c, parsed in host-bridge-policy.c) in its alphabetical place,
@@ -56,7 +57,7 @@ KPARAMS_ENTRY = '''\tpci_p2pdma.host_bridges=
 \t\t\tdigits each, e.g. 8086:29c0: every host bridge
 \t\t\tidentified by that ID) or all.
 \t\t\tAlso /sys/module/pci_p2pdma/parameters/host_bridges.
-\t\t\tSee Documentation/admin-guide/p2pdma.rst.
+\t\t\tSee Documentation/admin-guide/p2pdma/host-bridges.rst.
 
 '''
 # The mm patch: a diff against files of the tree, whose stage takes them
@@ -87,8 +88,7 @@ STAGES = [
       if not f.endswith('p2pmem-bar-kunit.h')],
      ['PCI_P2PDMA_KUNIT_TEST', 'PCI_P2PDMA_BLACKBOX_KUNIT_TEST'],
      ['obj-$(CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST)\t+= p2pdma/tests/'], []),
-    ('docs', ['Documentation/driver-api/pci/p2pdma.rst',
-              'Documentation/admin-guide/p2pdma.rst'], [], [], []),
+    ('docs', ['Documentation/driver-api/pci/p2pdma.rst'] + ADMIN_GUIDE_FILES, [], [], []),
     ('p2pmem-bar', ['drivers/pci/p2pmem-bar.c', f'{TESTS}/p2pmem-bar-kunit.h',
                     'Documentation/ABI/testing/sysfs-bus-pci-drivers-p2pmem-bar'],
      ['PCI_P2PMEM_BAR'], ['obj-$(CONFIG_PCI_P2PMEM_BAR)\t+= p2pmem-bar.o'], []),
@@ -192,9 +192,9 @@ for n, (name, files, syms, mk_lines, removed) in enumerate(STAGES, 1):
     if ADMIN_GUIDE in files:
         lines = read(os.path.join(pristine, 'admin-index.rst.pristine')).splitlines(keepends=True)
         at = [i for i, l in enumerate(lines) if l == '   perf-security\n']
-        if len(at) != 1 or '   p2pdma\n' in lines:
+        if len(at) != 1 or any(l.startswith('   p2pdma') for l in lines):
             sys.exit(f'patch-stages: {ADMIN_INDEX}: no single perf-security entry, or p2pdma there')
-        lines.insert(at[0], '   p2pdma\n')
+        lines.insert(at[0], '   p2pdma/index\n')
         put(ADMIN_INDEX, ''.join(lines))
     put('.name', name + '\n')
     put('.remove', ''.join(r + '\n' for r in removed))

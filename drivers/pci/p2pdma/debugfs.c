@@ -4,7 +4,7 @@
  *
  * Owns /sys/kernel/debug/p2pdma/routes, the route of every provider and
  * PCI endpoint and the reason for each refusal, in a versioned text format
- * described in Documentation/admin-guide/p2pdma.rst.
+ * described in Documentation/admin-guide/p2pdma/routes.rst.
  */
 
 #define pr_fmt(fmt) "pci-p2pdma: " fmt

@@ -290,7 +290,7 @@ static void p2p_host_bridge_check_risk(struct pci_bus *root)
 	if (v)
 		snprintf(id, sizeof(id), "%04x:%04x", v >> 16, v & 0xffff);
 	p2p_policy_print(&one, rule, sizeof(rule));
-	pr_warn("host bridge %s (%s) is not known to forward P2P requests, but rule %s allows P2P DMA through it: if it does not forward them, data can be lost or silently corrupted (verify it first: Documentation/admin-guide/p2pdma.rst)\n",
+	pr_warn("host bridge %s (%s) is not known to forward P2P requests, but rule %s allows P2P DMA through it: if it does not forward them, data can be lost or silently corrupted (verify it first: Documentation/admin-guide/p2pdma/host-bridges.rst)\n",
 		dev_name(&hb->dev), id, rule);
 }
 

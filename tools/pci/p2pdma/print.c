@@ -13,7 +13,7 @@
 #include "p2pdma.h"
 
 #define CELL_LEN 32
-#define VERIFY_DOC "Documentation/admin-guide/p2pdma.rst, \"Verifying a host bridge before allowing it\""
+#define VERIFY_DOC "Documentation/admin-guide/p2pdma/host-bridges.rst, \"Verifying a host bridge before allowing it\""
 
 /* Add @s to the set @v of @n strings unless it is there already. */
 static void add_unique(const char ***v, size_t *n, const char *s)

@@ -247,7 +247,7 @@ expect "routes_legend_override" "*: allowed by override:
    an allow rule of pci_p2pdma.host_bridges allows it, not the kernel's built-in
    list of host bridges: nothing vouches that the root complex forwards peer-to-
    peer requests, and if it does not, DMA on the route can lose or corrupt data.
-   See Documentation/admin-guide/p2pdma.rst, \"Verifying a host bridge before allowing it\"." \
+   See Documentation/admin-guide/p2pdma/host-bridges.rst, \"Verifying a host bridge before allowing it\"." \
 	"$(sed -n '/^\*: /,/^   See /p' <<< "$out")"
 contains "routes_legend_refused_is_minus_1" "REFUSED[n]: refused, footnote n (the kernel API's distance for it is -1: refused, not a negative distance)" "$out"
 expect "routes_cell_refused" "REFUSED[1]" "$(cell 0000:01:00.1 0000:01:00.0)"
@@ -266,7 +266,7 @@ contains "routes_knob_override" "[3] 0000:03:00.0 -> 0000:00:05.0: host bridge p
 note4=$(sed -n '/^\[4\]/,$p' <<< "$out")
 expect "routes_note_without_knob_then_caveat" "[4] 0000:04:00.0 -> 0000:00:1f.2: the client is not a PCI device
 An allow rule makes a route allowed by override: use one only for a host
-bridge known to forward P2P requests (see Documentation/admin-guide/p2pdma.rst, \"Verifying a host bridge before allowing it\")." "$note4"
+bridge known to forward P2P requests (see Documentation/admin-guide/p2pdma/host-bridges.rst, \"Verifying a host bridge before allowing it\")." "$note4"
 expect "routes_one_note_per_refusal" 4 "$(grep -c '^\[[0-9]*\] ' <<< "$out")"
 contains "routes_shows_policy" "pci_p2pdma.host_bridges: allow:0000:80" "$out"
 contains "routes_legend_missing" "?: not in the kernel's table" "$out"
@@ -312,7 +312,7 @@ expect "route_refused_explained" "0000:01:00.1 -> 0000:01:00.0: refused
   allow it: echo 'allow:0000:00,allow:0000:80' > $hbp (at boot: pci_p2pdma.host_bridges=allow:0000:00,allow:0000:80)
   or turn off ACS P2P redirect on 0000:00:07.0: boot with pci=config_acs=00xx@0000:00:07.0 (this can merge IOMMU groups)
   An allow rule makes a route allowed by override: use one only for a host
-  bridge known to forward P2P requests (see Documentation/admin-guide/p2pdma.rst, \"Verifying a host bridge before allowing it\")." "$out"
+  bridge known to forward P2P requests (see Documentation/admin-guide/p2pdma/host-bridges.rst, \"Verifying a host bridge before allowing it\")." "$out"
 run route 0000:03:00.0 0000:00:05.0
 expect "route_refused_by_deny_rule" "0000:03:00.0 -> 0000:00:05.0: refused
   distance:     -1 in the kernel API (pci_p2pdma_distance()): refused, not a negative distance
@@ -350,7 +350,7 @@ expect "route_by_override" "0000:80:00.0 -> 0000:00:03.0: allowed by override, t
   an allow rule of pci_p2pdma.host_bridges allows it, not the kernel's built-in
   list of host bridges: nothing vouches that the root complex forwards peer-to-
   peer requests, and if it does not, DMA on the route can lose or corrupt data.
-  See Documentation/admin-guide/p2pdma.rst, \"Verifying a host bridge before allowing it\"." "$out"
+  See Documentation/admin-guide/p2pdma/host-bridges.rst, \"Verifying a host bridge before allowing it\"." "$out"
 run -l route 0000:03:00.0 0000:00:02.0
 expect "route_l_is_the_kernels_line" "$(grep '^0000:03:00.0 0000:00:02.0 ' <<< "$routes_v2")" "$out"
 run route 0000:00:02.0 0000:03:00.0

@@ -289,7 +289,7 @@ ok=0
    an allow rule of pci_p2pdma.host_bridges allows it, not the kernel'"'"'s built-in
    list of host bridges: nothing vouches that the root complex forwards peer-to-
    peer requests, and if it does not, DMA on the route can lose or corrupt data.
-   See Documentation/admin-guide/p2pdma.rst, "Verifying a host bridge before allowing it".' ] && ok=1
+   See Documentation/admin-guide/p2pdma/host-bridges.rst, "Verifying a host bridge before allowing it".' ] && ok=1
 check routes_marks_route_allowed_by_override $ok "$bad" "$matrix"
 
 printf '%s\n' "$rules0" > "$hbp"
