@@ -288,8 +288,9 @@ message() {
 		orchestrator and client roles with a short example of each, the
 		lifecycle from registration to unbind, the map types and distance
 		rules with the PCI hierarchies they apply to, how the host bridge
-		policy decides, the known limitations and the differences from the
-		old core. The API reference comes from the kernel-doc comments of
+		policy decides and the known limitations (the differences from the
+		old core are in the cover letter). The API reference comes from the
+		kernel-doc comments of
 		each file. The operator's side goes to a guide of its own in
 		Documentation/admin-guide/p2pdma/, one file per task: the host
 		bridge policy, overriding it and verifying a host bridge first;

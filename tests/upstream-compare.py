@@ -89,16 +89,37 @@ def seen(case):
 
 GUIDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                      "Documentation", "driver-api", "pci", "p2pdma.rst")
+# The series' cover letter holds "Differences from Linux 6.12", one row a
+# "* TITLE" (wrapped by two spaces) above its "6.12:", "New:", "Gain:"
+# and "Test:" lines.
+COVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                     "scripts", "cover-letter.txt")
+
+
+def cover_rows():
+    """The row titles of the cover letter's "Differences from Linux 6.12"."""
+    rows, cur = [], None
+    with open(COVER) as f:
+        for line in f:
+            if line.startswith("* "):
+                cur = [line[2:].strip()]
+                rows.append(cur)
+            elif cur is not None and line.startswith("  ") and not \
+                    re.match(r"  (6\.12|New|Gain|Test):", line):
+                cur.append(line.strip())
+            else:
+                cur = None
+    return {" ".join(" ".join(r).split()) for r in rows}
 
 
 def differences(path):
-    """Case -> {"row": the row of p2pdma.rst that explains its observed
-    values, "ours": [values], "6.12": [values]}: the values each kernel
-    must log, one line each, in order. A row the guide does not have, a
-    field that is not one of those three, and a case without a row or
-    without the values of both kernels are errors."""
-    with open(GUIDE) as f:
-        guide = " ".join(f.read().split())
+    """Case -> {"row": the row of the cover letter's "Differences from
+    Linux 6.12" that explains its observed values, "ours": [values],
+    "6.12": [values]}: the values each kernel must log, one line each, in
+    order. A row the cover letter does not have, a field that is not one
+    of those three, and a case without a row or without the values of
+    both kernels are errors."""
+    rows = cover_rows()
     listed = {}
     with open(path) as f:
         for line in f:
@@ -109,8 +130,8 @@ def differences(path):
             value = " ".join(value.split())
             entry = listed.setdefault(case, {"row": None, "ours": [], "6.12": []})
             if field == "row":
-                if "* - " + value not in guide:
-                    sys.exit(f"{path}: {case}: p2pdma.rst has no row \"{value}\"")
+                if value not in rows:
+                    sys.exit(f"{path}: {case}: {COVER} has no row \"{value}\"")
                 entry["row"] = value
             elif field in ("ours", "6.12") and value:
                 entry[field].append(value)
@@ -235,20 +256,22 @@ def fuzz(cpu, ours_log, up_log):
 
 
 def guide_titles(guide):
-    """The section titles of p2pdma.rst (a line underlined by = or -)."""
+    """The section titles of a text (a line underlined by = or -)."""
     lines = guide.splitlines()
     return {a.strip() for a, b in zip(lines, lines[1:])
             if a.strip() and re.fullmatch(r"[=-]{3,}", b.strip() or "x")}
 
 
 def guest_differences(path):
-    """[(pattern, row)]: "row: TEXT" lines name a row of "Differences from
-    Linux 6.12" (or a section title, for what 6.12 lacks altogether) of
-    p2pdma.rst; the patterns (fnmatch) below it are the guest cases it
-    explains. A row the guide does not have is an error."""
-    with open(GUIDE) as f:
-        text = f.read()
-    flat, titles = " ".join(text.split()), guide_titles(text)
+    """[(pattern, row)]: "row: TEXT" lines name a row of the cover letter's
+    "Differences from Linux 6.12" (or a section title of it or of
+    p2pdma.rst, for what 6.12 lacks altogether); the patterns (fnmatch)
+    below it are the guest cases it explains. A row neither has is an
+    error."""
+    rows, titles = cover_rows(), set()
+    for doc in (GUIDE, COVER):
+        with open(doc) as f:
+            titles |= guide_titles(f.read())
     out, row = [], None
     with open(path) as f:
         for line in f:
@@ -257,8 +280,8 @@ def guest_differences(path):
                 continue
             if line.startswith("row: "):
                 row = " ".join(line[5:].split())
-                if "* - " + row not in flat and row not in titles:
-                    sys.exit(f"{path}: p2pdma.rst has no row or section \"{row}\"")
+                if row not in rows and row not in titles:
+                    sys.exit(f"{path}: no row or section \"{row}\" in {COVER} or {GUIDE}")
             elif row is None:
                 sys.exit(f"{path}: pattern \"{line}\" before any \"row: \" line")
             else:

@@ -34,8 +34,7 @@
  *
  * The first block is what Linux 6.12 knows. The entries after it were
  * added upstream later; each names its commit. They are differences from
- * 6.12 (p2pdma.rst, "Differences from Linux 6.12"): 6.12 refuses routes
- * through them that we allow.
+ * 6.12: 6.12 refuses routes through them that we allow.
  */
 VISIBLE_IF_KUNIT const struct p2p_known_host_bridge p2p_routing_host_bridges[] = {
 	/* Xeon E5 v1/v2, Core i7: Sandy Bridge-EP */

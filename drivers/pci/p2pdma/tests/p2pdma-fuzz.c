@@ -30,7 +30,8 @@
  * results in a normalised text; seeds named in p2pdma_fuzz.dump= print
  * that text too, so that two kernels' lines for a seed can be compared.
  * The normalisation applies, call by call, the differences from Linux 6.12
- * that Documentation/driver-api/pci/p2pdma.rst lists, and nothing else;
+ * that the series' cover letter lists (scripts/cover-letter.txt of the
+ * project), and nothing else;
  * p2pdma_fuzz.core= says which core runs ("ours", the default, or "6.12"):
  *
  * - a route through the root complex (map type THRU_HOST_BRIDGE): 6.12
@@ -318,7 +319,7 @@ static int fz_depth(struct pci_dev *pdev)
 /*
  * The distance 6.12 gives a route through the root complex: the links
  * from both ends to their lowest common bridge, or to the root complex
- * if they have none (p2pdma.rst, "Differences from Linux 6.12").
+ * if they have none (a difference from Linux 6.12).
  */
 static int fz_dist_612(struct pci_dev *a, struct pci_dev *b)
 {

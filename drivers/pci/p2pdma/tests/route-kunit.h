@@ -126,7 +126,7 @@ static const struct route_case route_cases[] = {
 	 * A function's own ACS does not touch its requests to its own BAR,
 	 * which never leave it (PCIe r6.0 sec 6.12): distance 0 by bus
 	 * address, even below a host bridge that refuses P2P. 6.12 refuses
-	 * these (p2pdma.rst, "Differences from Linux 6.12").
+	 * these (a difference from Linux 6.12).
 	 */
 	{ "self-acs-rr-mfd-fn", EPM1, EPM1, ACS1(EPM1), PCI_ACS_RR, 0, BUS, 0 },
 	{ "self-acs-cr-pf", PF, PF, ACS1(PF), PCI_ACS_CR, 0, BUS, 0 },
