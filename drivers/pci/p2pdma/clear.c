@@ -19,6 +19,7 @@
 #include <kunit/static_stub.h>
 #include <linux/bitmap.h>
 #include <linux/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/string.h>
 
 #include "../pci.h"
@@ -168,4 +169,29 @@ not_decoding:
 	pci_info_ratelimited(pdev, "P2PDMA: %s: cannot clear P2P memory: the device is not in D0 or does not decode memory\n",
 			     current->comm);
 	return -EIO;
+}
+
+/*
+ * Clean the next batch, P2P_MAP_BATCH pages at most, of the @npages pages
+ * of fresh P2P memory at @kaddr that follow the first @done: the one
+ * clearing loop of an mmap() of "allocate" (sysfs.c, which inserts each
+ * batch before it cleans the next) and of a dma-buf export (dmabuf.c).
+ * The caller may reschedule between batches of a run that can be
+ * gigabytes long; a fatal signal stops it before a batch.
+ *
+ * Context: process context; may sleep only where the caller does not hold
+ * a lock across batches.
+ * Return: the number of pages cleaned, -EINTR on a fatal signal, or
+ * p2p_clean()'s -EIO.
+ */
+long p2p_clean_batch(void *kaddr, unsigned long npages, unsigned long done)
+{
+	struct p2p_region *region = to_p2p_region(virt_to_page(kaddr)->pgmap);
+	unsigned long n = min(npages - done, P2P_MAP_BATCH);
+	int ret;
+
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	ret = p2p_clean(region, p2p_page_index(region, (unsigned long)kaddr) + done, n);
+	return ret ? ret : n;
 }

@@ -346,25 +346,20 @@ static void *p2p_dmabuf_alloc(struct pci_dev *provider, size_t size)
 }
 
 /*
- * Zero what is dirty of the @size bytes at @kaddr, a batch at a time, as
- * p2p_map_pages() does: each batch is read back before it counts as clean
- * (p2p_clean()). Returns 0, -EIO if the clearing did not reach the device,
- * or -EINTR on a fatal signal.
+ * Zero what is dirty of the @size bytes at @kaddr, a batch at a time
+ * (p2p_clean_batch()): each batch is read back before it counts as clean.
+ * Returns 0, -EIO if the clearing did not reach the device, or -EINTR on
+ * a fatal signal.
  */
 static int p2p_dmabuf_clear(void *kaddr, size_t size)
 {
-	struct p2p_region *region = to_p2p_region(virt_to_page(kaddr)->pgmap);
-	unsigned long first = p2p_page_index(region, (unsigned long)kaddr);
-	unsigned long npages = size >> PAGE_SHIFT, done, n;
-	int ret;
+	unsigned long npages = size >> PAGE_SHIFT, done;
+	long n;
 
 	for (done = 0; done < npages; done += n) {
-		n = min(npages - done, P2P_MAP_BATCH);
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		ret = p2p_clean(region, first + done, n);
-		if (ret)
-			return ret;
+		n = p2p_clean_batch(kaddr, npages, done);
+		if (n < 0)
+			return n;
 		cond_resched();
 	}
 	return 0;

@@ -249,6 +249,7 @@ void p2p_mark(struct p2p_region *region, unsigned long first,
 	      unsigned long n, bool dirty);
 int p2p_clean(struct p2p_region *region, unsigned long first,
 	      unsigned long n);
+long p2p_clean_batch(void *kaddr, unsigned long npages, unsigned long done);
 
 /* pool.c */
 void p2p_run_add(struct pci_p2pdma *p2p, struct p2p_region *region,
@@ -310,7 +311,10 @@ static inline void p2p_dmabuf_revoke(struct pci_dev *pdev)
 
 /* sysfs.c */
 extern const struct attribute_group p2pmem_group;
-/* Pages that mmap() of "allocate" clears and inserts at a time: 2 MiB. */
+/*
+ * Pages cleared at a time (p2p_clean_batch()), and inserted at a time by
+ * an mmap() of "allocate": 2 MiB.
+ */
 #define P2P_MAP_BATCH	(SZ_2M / PAGE_SIZE)
 /* The check an mmap() of "allocate" runs on its way back to userspace. */
 struct p2p_mmap_check {

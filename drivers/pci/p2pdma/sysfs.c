@@ -106,7 +106,7 @@ static const struct vm_operations_struct p2pmem_vm_ops = {
  * Dirty memory holds what its last user left: another process, nvmet's
  * data buffers, NVMe queue entries, a previous boot or the BAR's owner.
  * It is cleared here, when it is handed out, and nowhere else; each batch
- * is read back before it counts as clean (p2p_clean()). A fatal signal
+ * is read back before it counts as clean (p2p_clean_batch()). A fatal signal
  * stops a long mapping between batches.
  *
  * Each inserted page holds a reference of the mapping's; the idle
@@ -118,10 +118,10 @@ static const struct vm_operations_struct p2pmem_vm_ops = {
 VISIBLE_IF_KUNIT int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 				   unsigned long npages, unsigned long *done)
 {
-	struct p2p_region *region = to_p2p_region(virt_to_page(kaddr)->pgmap);
 	unsigned long n, left, i;
 	struct page **pages;
 	void *chunk;
+	long cleaned;
 	int ret = 0;
 
 	*done = 0;
@@ -131,15 +131,12 @@ VISIBLE_IF_KUNIT int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 		return -ENOMEM;
 	for (; *done < npages; *done += n) {
 		chunk = kaddr + (*done << PAGE_SHIFT);
-		n = min(npages - *done, P2P_MAP_BATCH);
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
+		cleaned = p2p_clean_batch(kaddr, npages, *done);
+		if (cleaned < 0) {
+			ret = cleaned;
 			break;
 		}
-		ret = p2p_clean(region, p2p_page_index(region, (unsigned long)chunk),
-				n);
-		if (ret)
-			break;
+		n = cleaned;
 		for (i = 0; i < n; i++) {
 			pages[i] = virt_to_page(chunk + (i << PAGE_SHIFT));
 			p2p_wait_idle_ref(pages[i]);
