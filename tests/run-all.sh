@@ -11,10 +11,12 @@
 # missing counts as passed (see there).
 # One more short boot runs a guest script from a copy of the checkout under
 # /tmp (the guest's own tmpfs hides the host's /tmp). Machines boot
-# P2P_JOBS at a time (default 5, all of them: a TCG guest waits on its 9p
-# root and its emulated devices much of the time, so four guests share two
-# host CPUs with little loss). The time of each boot and each suite is
-# printed at the end.
+# P2P_JOBS at a time, kunit.py's run counted (default 5: the four long
+# machines and kunit.py first, the short hotplug and checkout boots as
+# places free up; a TCG guest waits on its 9p root and its emulated
+# devices much of the time, so four guests share two host CPUs with
+# little loss). The time of each boot and each suite is printed at the
+# end.
 #
 # Usage: tests/run-all.sh [MACHINE | TOPO[+TOPO...]]...  (default: all machines)
 # Environment: TEST_TIMEOUT per boot in seconds (default 2700: the
