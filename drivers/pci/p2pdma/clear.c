@@ -179,8 +179,8 @@ not_decoding:
  * The caller may reschedule between batches of a run that can be
  * gigabytes long; a fatal signal stops it before a batch.
  *
- * Context: process context; may sleep only where the caller does not hold
- * a lock across batches.
+ * Context: process context (a fatal signal of the current task stops it);
+ * does not sleep itself: the caller reschedules between batches.
  * Return: the number of pages cleaned, -EINTR on a fatal signal, or
  * p2p_clean()'s -EIO.
  */
