@@ -139,11 +139,15 @@ static int db_init(struct kunit *test)
 	return 0;
 }
 
-/* Let the dma-buf go and wait for its release (fput is deferred here). */
+/*
+ * Let the dma-buf go; if this was its last reference, its release has run
+ * when this returns. A kernel thread's fput() is deferred to a work item,
+ * which flush_delayed_fput() does not wait for once that item has taken
+ * the file: the file is put here, on the test's thread.
+ */
 static void db_put(struct dma_buf *dmabuf)
 {
-	dma_buf_put(dmabuf);
-	flush_delayed_fput();
+	__fput_sync(dmabuf->file);
 }
 
 static void db_exit(struct kunit *test)

@@ -278,7 +278,6 @@ static void db_release_during_revoke_test(struct kunit *test)
 	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&c->closed, 5 * HZ),
 			0);
 	wait_for_completion(&c->closed);
-	flush_delayed_fput();
 	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
 }
 
@@ -501,8 +500,7 @@ static void db_put_others(struct file **others, int n)
 
 	for (i = 0; i < n; i++)
 		if (!IS_ERR(others[i]))
-			fput(others[i]);
-	flush_delayed_fput();
+			__fput_sync(others[i]);
 }
 
 #define DB_OTHERS	8
