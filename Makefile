@@ -36,8 +36,8 @@ build/bin/%: tools/%.c
 	$(CC) -O2 -Wall -Wextra $(TOOL_CFLAGS) -o $@ $<
 
 # p2pbench hmm drives the HMM P2P test mirror (its ioctls).
-build/bin/p2pbench: tests/hmm-p2p/hmm_p2p_test.h
-build/bin/p2pbench: TOOL_CFLAGS = -Itests/hmm-p2p
+build/bin/p2pbench: drivers/pci/p2pdma/tests/hmm_p2p_test.h
+build/bin/p2pbench: TOOL_CFLAGS = -I.
 
 # The route tool for operators (tools/pci/p2pdma, libc only).
 build/bin/p2pdma: $(wildcard tools/pci/p2pdma/*.[ch])

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make bench`: build two release kernels with the P2PDMA benchmark
-# (bench/, CONFIG_PCI_P2PDMA_BENCH) from one tree and one configuration,
+# (drivers/pci/p2pdma/tests/p2pdma-bench.c, CONFIG_PCI_P2PDMA_BENCH; bench/
+# holds its guest side and report) from one tree and one configuration,
 # one with our drivers/pci/p2pdma/ and pci-p2pdma.h (build/out-bench) and one with the
 # tree's own (build/out-bench-intree, from build/linux-intree, a hard-link
 # copy of the shared tree in which only those files and drivers/pci/Kconfig
@@ -49,15 +50,6 @@ kconfig_source() {
 	mv "$1/Kconfig.new" "$1/Kconfig"
 }
 
-# Make drivers/pci of tree $1 build bench/ (a symlink) and source its
-# Kconfig.
-hook_bench() {
-	local pci=$1/drivers/pci
-	ln -sfn "$top/bench" "$pci/p2pdma-bench"
-	kconfig_source "$pci" p2pdma-bench/Kconfig
-	makefile_line "$pci" 'p2pdma-bench/' "obj-\$(CONFIG_PCI_P2PDMA_BENCH)	+= p2pdma-bench/"
-}
-
 # The tree's own Kconfig in $1 lacks the generic provider's entry, which
 # config/base.config enables: give it that one entry of ours (p2pmem-bar.c,
 # linked by prepare-tree.sh, uses only the public P2PDMA API, so it builds
@@ -73,21 +65,38 @@ hook_p2pmem_bar() {
 	makefile_line "$pci" 'p2pmem-bar\.o' "obj-\$(CONFIG_PCI_P2PMEM_BAR)	+= p2pmem-bar.o"
 }
 
-# The HMM P2P test owner and mirror (tests/hmm-p2p/, metric 9) use only
-# the public P2PDMA API and the mm patch, which both trees have: link them
-# into the in-tree kernel as prepare-tree.sh does into ours (with edu.h of
-# tests/importer/), with their Kconfig entry and Makefile line.
-hook_hmm() {
+# Drop the lines of file $1 that match the extended regex $2 (a tree
+# prepared when bench/ and the test modules were linked in under other
+# names); the file is replaced, never edited.
+drop_lines() {
+	grep -Eq "$2" "$1" || return 0
+	grep -Ev "$2" "$1" > "$1.new"
+	mv "$1.new" "$1"
+}
+
+# The benchmark and the HMM P2P test owner and mirror (metric 9) are
+# objects of drivers/pci/p2pdma/tests/ that use only the public P2PDMA
+# API and the mm patch, which both trees have. Our tree builds them as
+# they are (scripts/prepare-tree.sh); the in-tree kernel $1 gets that
+# directory alone, their two Kconfig entries (from ours) and the
+# Makefile line that descends into it.
+hook_tests() {
 	local pci=$1/drivers/pci
-	ln -sfn "$top/tests/hmm-p2p" "$pci/p2pdma-hmm"
-	ln -sfn "$top/tests/importer" "$pci/p2pdma-importer"
-	kconfig_source "$pci" p2pdma-hmm/Kconfig
-	makefile_line "$pci" 'p2pdma-hmm/' "obj-\$(CONFIG_PCI_P2PDMA_TEST_HMM)	+= p2pdma-hmm/"
+	rm -f "$pci/p2pdma-bench" "$pci/p2pdma-hmm" "$pci/p2pdma-importer"
+	drop_lines "$pci/Makefile" 'p2pdma-(bench|hmm)/'
+	drop_lines "$pci/Kconfig" 'p2pdma-(bench|hmm)/Kconfig'
+	mkdir -p "$pci/p2pdma"
+	ln -sfn "$top/drivers/pci/p2pdma/tests" "$pci/p2pdma/tests"
+	rm -f "$pci/Kconfig.p2pdma-tests"
+	awk '/^config PCI_P2PDMA_(BENCH|TEST_HMM)$/ { p = 1; print; next }
+		p && /^(config|menuconfig|endmenu|source|if|endif)( |$)/ { p = 0 }
+		p' "$top/drivers/pci/p2pdma/Kconfig" > "$pci/Kconfig.p2pdma-tests"
+	kconfig_source "$pci" Kconfig.p2pdma-tests
+	makefile_line "$pci" 'p2pdma/tests/' "obj-\$(CONFIG_PCI_P2PDMA)	+= p2pdma/tests/"
 }
 
 prepare_trees() {
 	"$top/scripts/prepare-tree.sh"
-	hook_bench "$shared"
 	if [ ! -f "$intree/.bench-intree" ] || [ "$shared/.unpacked" -nt "$intree/.bench-intree" ]; then
 		echo "bench: making $intree (hard-link copy, the tree's own P2PDMA)"
 		rm -rf "$intree"
@@ -107,9 +116,8 @@ prepare_trees() {
 		tar -xJOf "$tarball" linux-source-6.12/drivers/pci/Kconfig > "$intree/drivers/pci/Kconfig"
 		touch "$intree/.bench-intree"
 	fi
-	hook_bench "$intree"
 	hook_p2pmem_bar "$intree"
-	hook_hmm "$intree"
+	hook_tests "$intree"
 }
 
 build_kernels() {

@@ -44,7 +44,7 @@ mkdir -p "$log_dir"
 # Our C sources and headers, as paths relative to $top.
 mapfile -t c_files < <(cd "$top" && ls drivers/pci/p2pdma/*.[ch] drivers/pci/p2pmem-bar.c \
 	include/linux/pci-p2pdma.h include/uapi/linux/p2pmem.h drivers/pci/p2pdma/tests/*.[ch] tools/pci/p2pdma/*.[ch] \
-	tools/testing/selftests/p2pdma/p2pmem_export.c tools/testing/selftests/p2pdma/hmm_p2p.c tests/importer/*.[ch] tests/hmm-p2p/*.[ch] 2>/dev/null)
+	tools/testing/selftests/p2pdma/p2pmem_export.c tools/testing/selftests/p2pdma/hmm_p2p.c 2>/dev/null)
 # Our shell scripts: tracked ones plus new ones not yet added.
 mapfile -t sh_files < <(cd "$top" && git ls-files --cached --others --exclude-standard '*.sh')
 
@@ -62,7 +62,7 @@ step_build() {
 	# Force our objects to be compiled again so that W=1 sees them; C=2
 	# runs sparse on every file of the directory anyway.
 	rm -f "$out"/drivers/pci/p2pdma/*.o "$out/drivers/pci/p2pmem-bar.o" \
-		"$out"/drivers/pci/p2pdma-importer/*.o
+		"$out"/drivers/pci/p2pdma/tests/*.o
 	if ! "$top/scripts/build-kernel.sh" debug "$out" C=2 W=1 drivers/pci/ >"$blog" 2>&1; then
 		cat "$blog"
 		echo "build failed"

@@ -281,6 +281,49 @@ message() {
 		unchanged against any implementation of it.
 		EOF
 		;;
+	test-importer) cat <<-'EOF'
+		PCI/P2PDMA: Add a test importer of P2PDMA dma-bufs
+
+		The dma-buf exporter's contract is about importers: a dynamic
+		importer is told to unmap and must be gone before the memory is,
+		one that ignores move_notify holds the unbind, a pinned one is
+		refused. Add a test importer (CONFIG_PCI_P2PDMA_TEST_IMPORTER, a
+		debugfs file for root with the ioctls of p2pdma_importer.h) that
+		attaches to a dma-buf for a named PCI function, maps it and reports
+		its DMA segments and IOVA translations, counts move_notify calls,
+		has a block device read into the buffer and QEMU's edu device DMA
+		with the mapping's own addresses, and can play a buggy, a pinned or
+		a P2P-refusing importer, so that selftests can drive every case
+		from userspace. Never for a production kernel.
+		EOF
+		;;
+	test-hmm) cat <<-'EOF'
+		PCI/P2PDMA: Add a test owner and mirror of device-private P2P memory
+
+		HMM P2P (the mm patch) lets a mirror map another device's
+		device-private pages through the P2P pages behind them. Add the two
+		sides for tests (CONFIG_PCI_P2PDMA_TEST_HMM): an owner that backs
+		MEMORY_DEVICE_PRIVATE pages with P2P memory of an ivshmem BAR and
+		migrates process ranges into them, and a mirror that maps such a
+		range with hmm_range_fault() and HMM_PFN_REQ_P2P for QEMU's edu DMA
+		engine, falling back to migration where the route refuses the
+		BAR. Both use only the public P2PDMA API. Never for a production
+		kernel.
+		EOF
+		;;
+	bench) cat <<-'EOF'
+		PCI/P2PDMA: Add a benchmark of the P2PDMA API
+
+		As kernel/dma/map_benchmark.c does for the DMA API, add a built-in
+		benchmark (CONFIG_PCI_P2PDMA_BENCH) of allocation, scatterlists,
+		DMA mapping, distances, provider lookup and metadata memory. It uses
+		only <linux/pci-p2pdma.h> and the DMA API, so the same file builds
+		against any implementation of the 6.12 API and two kernels can be
+		compared on one machine. Runs are started and read through
+		debugfs. Never for a production kernel: it binds every
+		ivshmem-plain device.
+		EOF
+		;;
 	docs) cat <<-'EOF'
 		Documentation: PCI/P2PDMA: Rewrite the P2PDMA guide, add an operator's guide
 
@@ -378,7 +421,9 @@ gitb worktree remove --force "$check" >/dev/null 2>&1 || rm -rf "$check"
 gitb worktree prune
 gitb worktree add -q --detach "$check" base
 mkdir -p "$out"
-frags=("$top/config/base.config" "$top/config/$flavour.config")
+# The benchmark too, which no test kernel builds (it binds every ivshmem).
+echo 'CONFIG_PCI_P2PDMA_BENCH=y' >"$out/bench.config"
+frags=("$top/config/base.config" "$top/config/$flavour.config" "$out/bench.config")
 for p in "$series"/*.patch; do
 	[ "${p##*/}" = 0000-cover-letter.patch ] && continue
 	start=$(date +%s)
@@ -417,6 +462,14 @@ for p in "$series"/*.patch; do
 		echo "make-patch: FAIL: drivers/pci/p2pdma/ not built after $(basename "$p")" >&2
 		exit 1
 	fi
+	for c in "$check"/drivers/pci/p2pdma/tests/*.c; do
+		[ -f "$c" ] || continue
+		c=${c#"$check"/}
+		[ -f "$out/${c%.c}.o" ] || {
+			echo "make-patch: FAIL: $c not built after $(basename "$p")" >&2
+			exit 1
+		}
+	done
 	if grep -E '(p2pdma/[^: ]+\.[ch]|p2pdma/tests/[^: ]+\.[ch]|p2pmem-bar\.c|pci-p2pdma\.h):[0-9]+:[0-9]+: (warning|error)' "$out/build.log" >&2; then
 		echo "make-patch: FAIL: warnings in our files after $(basename "$p")" >&2
 		exit 1

@@ -65,6 +65,20 @@ KPARAMS_ENTRY = '''\tpci_p2pdma.host_bridges=
 MM_DIFF = 'mm/hmm-p2p.diff'
 
 
+# The test modules of tests/, each a patch of its own after the KUnit
+# suites; the KUnit patch has the rest of tests/.
+TEST_IMPORTER = [f'{TESTS}/{f}' for f in ('edu.h', 'p2pdma_importer.h', 'p2pdma-importer.c')]
+TEST_HMM = [f'{TESTS}/{f}' for f in ('hmm-p2p.h', 'hmm_p2p_test.h', 'hmm-p2p-owner.c',
+                                     'hmm-p2p-mirror.c')]
+BENCH = [f'{TESTS}/p2pdma-bench.c']
+KUNIT_FILES = [f for f in sorted(glob.glob(f'{TESTS}/*', root_dir=top) +
+                                 glob.glob(f'{TESTS}/.kunitconfig', root_dir=top))
+               if f not in TEST_IMPORTER + TEST_HMM + BENCH and
+               not f.endswith('p2pmem-bar-kunit.h')]
+# tests/Makefile has a line per object, "obj-$(CONFIG_<symbol>) += ...":
+# each patch has the lines of the symbols the series has by then.
+TESTS_MAKEFILE = f'{TESTS}/Makefile'
+
 # name, project files (tree path = project path), Kconfig symbols,
 # Makefile lines, removals.
 STAGES = [
@@ -82,12 +96,12 @@ STAGES = [
     ('dmabuf', [f'{CORE}/dmabuf.c', f'{CORE}/dmabuf-revoke.c', f'{CORE}/chardev.c', UAPI,
                 'Documentation/ABI/testing/dev-p2pmem'],
      ['PCI_P2PDMA_DMABUF'], [], []),
-    ('kunit', [f'{CORE}/kunit.c'] +
-     [f for f in sorted(glob.glob(f'{TESTS}/*', root_dir=top) +
-                        glob.glob(f'{TESTS}/.kunitconfig', root_dir=top))
-      if not f.endswith('p2pmem-bar-kunit.h')],
+    ('kunit', [f'{CORE}/kunit.c'] + KUNIT_FILES,
      ['PCI_P2PDMA_KUNIT_TEST', 'PCI_P2PDMA_BLACKBOX_KUNIT_TEST'],
-     ['obj-$(CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST)\t+= p2pdma/tests/'], []),
+     ['obj-$(CONFIG_PCI_P2PDMA)\t+= p2pdma/tests/'], []),
+    ('test-importer', TEST_IMPORTER, ['PCI_P2PDMA_TEST_IMPORTER'], [], []),
+    ('test-hmm', TEST_HMM, ['PCI_P2PDMA_TEST_HMM'], [], []),
+    ('bench', BENCH, ['PCI_P2PDMA_BENCH'], [], []),
     ('docs', ['Documentation/driver-api/pci/p2pdma.rst'] + ADMIN_GUIDE_FILES, [], [], []),
     ('p2pmem-bar', ['drivers/pci/p2pmem-bar.c', f'{TESTS}/p2pmem-bar-kunit.h',
                     'Documentation/ABI/testing/sysfs-bus-pci-drivers-p2pmem-bar'],
@@ -139,6 +153,7 @@ if pci_kconfig_ours.count(f'source "{CORE}/Kconfig"') != 1:
 
 makefile = read(os.path.join(pristine, 'Makefile.pristine'))
 symbols = []
+done = set()
 for n, (name, files, syms, mk_lines, removed) in enumerate(STAGES, 1):
     d = os.path.join(outdir, str(n))
     os.makedirs(d)
@@ -196,5 +211,10 @@ for n, (name, files, syms, mk_lines, removed) in enumerate(STAGES, 1):
             sys.exit(f'patch-stages: {ADMIN_INDEX}: no single perf-security entry, or p2pdma there')
         lines.insert(at[0], '   p2pdma/index\n')
         put(ADMIN_INDEX, ''.join(lines))
+    if TESTS_MAKEFILE in files or (syms and TESTS_MAKEFILE in done):
+        lines = [line for line in read(os.path.join(top, TESTS_MAKEFILE)).splitlines(keepends=True)
+                 if not (m := re.match(r'obj-\$\(CONFIG_(\w+)\)', line)) or m.group(1) in symbols]
+        put(TESTS_MAKEFILE, ''.join(lines))
+    done |= set(files)
     put('.name', name + '\n')
     put('.remove', ''.join(r + '\n' for r in removed))

@@ -83,18 +83,22 @@ fi
 grep -q "^obj-\$(CONFIG_PCI_P2PDMA)[[:space:]]*+= $to\$" "$mk" ||
 	{ echo "prepare-tree: drivers/pci/Makefile does not build $to" >&2; exit 1; }
 
-# The KUnit suites (drivers/pci/p2pdma/tests/, linked with the core above:
-# kunit.c includes them) and the black-box suite, an object of its own
-# (tests/Makefile) that drivers/pci/Makefile descends into, so that it
-# builds with --pristine too. A tree prepared when they lived elsewhere
-# loses that link and that line.
-rm -f "$tree/drivers/pci/p2pdma-kunit"
-if grep -q 'p2pdma-kunit/' "$mk"; then
-	grep -v 'p2pdma-kunit/' "$mk" > "$mk.new"
+# The tests (drivers/pci/p2pdma/tests/, linked with the core above): the
+# white-box KUnit suites, which kunit.c includes, and the objects of
+# tests/Makefile (the black-box suite, the test importer, the HMM test
+# owner and mirror, the benchmark), which use only public interfaces:
+# drivers/pci/Makefile descends into tests/ itself, so that they build
+# with --pristine too. A tree prepared when they lived elsewhere, under
+# other names, loses those links and lines.
+stale='p2pdma-kunit/|p2pdma-importer/|p2pdma-hmm/|p2pdma-bench/|BLACKBOX_KUNIT_TEST\)[[:space:]]*\+= p2pdma/tests/'
+rm -f "$tree/drivers/pci/p2pdma-kunit" "$tree/drivers/pci/p2pdma-importer" \
+	"$tree/drivers/pci/p2pdma-hmm" "$tree/drivers/pci/p2pdma-bench"
+if grep -Eq "$stale" "$mk"; then
+	grep -Ev "$stale" "$mk" > "$mk.new"
 	mv "$mk.new" "$mk"
 fi
 if ! grep -q 'p2pdma/tests/' "$mk"; then
-	{ cat "$mk"; echo "obj-\$(CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST)	+= p2pdma/tests/"; } > "$mk.new"
+	{ cat "$mk"; echo "obj-\$(CONFIG_PCI_P2PDMA)	+= p2pdma/tests/"; } > "$mk.new"
 	mv "$mk.new" "$mk"
 fi
 
@@ -143,31 +147,6 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
 	echo "$sum" >"$stamp"
 fi
 
-# test_module DIR NAME SYMBOL: a module of the test kernels only
-# (config/debug.config), linked in as bench/ is: DIR of ours as
-# drivers/pci/NAME, built for CONFIG_SYMBOL, its Kconfig sourced inside
-# "if PCI" (below). Each calls what the tree's own P2PDMA lacks: with
-# --pristine it is not built, whatever the configuration says.
-test_modules=()
-test_module() {
-	ln -sfn "$top/$1" "$tree/drivers/pci/$2"
-	test_modules+=("$2")
-	if [ "$pristine_mode" = 1 ]; then
-		grep -v "$2/" "$mk" > "$mk.new" || true
-		mv "$mk.new" "$mk"
-	elif ! grep -q "$2/" "$mk"; then
-		{ cat "$mk"; echo "obj-\$(CONFIG_$3)	+= $2/"; } > "$mk.new"
-		mv "$mk.new" "$mk"
-	fi
-}
-pristine_mode=0
-[ "${1:-}" = --pristine ] && pristine_mode=1
-# The dma-buf test importer (pci_p2pmem_export()).
-test_module tests/importer p2pdma-importer PCI_P2PDMA_TEST_IMPORTER
-# The HMM P2P test owner and mirror client (p2p_page() and HMM_PFN_REQ_P2P
-# of the mm patch, and our P2PDMA).
-test_module tests/hmm-p2p p2pdma-hmm PCI_P2PDMA_TEST_HMM
-
 # Replace the tree's PCI_P2PDMA Kconfig entry by a 'source' of ours
 # (drivers/pci/p2pdma/Kconfig; a tree prepared earlier sourced another name).
 kc=$tree/drivers/pci/Kconfig
@@ -186,13 +165,12 @@ if ! grep -q 'drivers/pci/p2pdma/Kconfig' "$kc"; then
 	mv "$kc.new" "$kc"
 fi
 
-for name in "${test_modules[@]}"; do
-	grep -q "$name/Kconfig" "$kc" && continue
-	awk -v last="$(grep -n '^endif' "$kc" | tail -n 1 | cut -d: -f1)" \
-		-v src="source \"drivers/pci/$name/Kconfig\"" 'NR == last { print src } { print }' \
-		"$kc" > "$kc.new"
+# A tree prepared when the test modules lived elsewhere sources their
+# Kconfig files under other names: the entries are in ours now.
+if grep -Eq 'drivers/pci/p2pdma-(importer|hmm|bench)/Kconfig' "$kc"; then
+	grep -Ev 'drivers/pci/p2pdma-(importer|hmm|bench)/Kconfig' "$kc" > "$kc.new"
 	mv "$kc.new" "$kc"
-done
+fi
 
 # Our kselftests, built with make -C tools/testing/selftests TARGETS=p2pdma.
 # A real directory of per-file links, so that ../lib.mk resolves in the tree.

@@ -28,7 +28,8 @@
  *          prints the best throughput in MB/s
  *        p2pbench hmm BYTES REPS
  *          a peer's view of device-private memory (the mm patch's
- *          HMM_PFN_REQ_P2P, tests/hmm-p2p/, whose owner must be bound):
+ *          HMM_PFN_REQ_P2P; the test owner of
+ *          drivers/pci/p2pdma/tests/hmm-p2p-owner.c must be bound):
  *          each round migrates BYTES of a process range into the owner's
  *          device memory, then times the mirror client's fault and DMA
  *          mapping of all of it for edu (HMMP2P_IOC_MIRROR, one
@@ -59,7 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <hmm_p2p_test.h>
+#include <drivers/pci/p2pdma/tests/hmm_p2p_test.h>
 
 #define MAX_REPS 64
 #define HMM_CTL "/sys/kernel/debug/hmm-p2p/ctl"

@@ -12,8 +12,8 @@
 # its struct pages (16 MiB) fit in the guest's default 1 GiB of RAM.
 # Below a second switch, the HMM P2P row's device-private memory (a ninth
 # ivshmem, which p2pdma-bench refuses, being full, so that bench/guest.sh
-# binds it to the test owner of tests/hmm-p2p/) and edu, its peer, which
-# reaches it by bus address. That root port comes after rp1: the eight
+# binds it to the test owner, drivers/pci/p2pdma/tests/hmm-p2p-owner.c)
+# and edu, its peer, which reaches it by bus address. That root port comes after rp1: the eight
 # below rp1 probe first.
 #
 #  pcie.0 -- rp1 -- up1 (switch) --+-- dn1 -- benchN (NVMe, no CMB)

@@ -145,7 +145,7 @@ if [ -n "${P2P_EDU_SCN:-}" ]; then
 fi
 # Device-private memory that edu reaches (P2P_HMM_SCN: name, route from
 # the machine's one ivshmem to edu): the mm patch's HMM P2P with the test
-# owner and mirror client of tests/hmm-p2p/.
+# owner and mirror client (drivers/pci/p2pdma/tests/hmm-p2p-*.c).
 if [ -n "${P2P_HMM_SCN:-}" ]; then
 	suite "${P2P_HMM_SCN%%,*}/hmm_p2p" "$sel/hmm_p2p"
 fi

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Device-private memory that peers reach: HMM P2P (the mm patch of the
- * series) end to end, with the test owner and mirror client of
- * tests/hmm-p2p/ (/sys/kernel/debug/hmm-p2p/ctl). The machine's ivshmem
- * (1af4:1110) is bound to the owner, which migrates a process range into
- * device-private pages backed by its BAR; the mirror client maps the
- * range for QEMU's edu DMA engine and edu copies through exactly the DMA
- * addresses the mapping gave.
+ * series) end to end, with the test owner and mirror client
+ * (drivers/pci/p2pdma/tests/hmm-p2p-*.c, /sys/kernel/debug/hmm-p2p/ctl).
+ * The machine's ivshmem (1af4:1110) is bound to the owner, which migrates
+ * a process range into device-private pages backed by its BAR; the
+ * mirror client maps the range for QEMU's edu DMA engine and edu copies
+ * through exactly the DMA addresses the mapping gave.
  *
  *   - with HMM_PFN_REQ_P2P, where the route allows it: edu reads the
  *     bytes from the BAR (compared), the pages stay device-private
@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <hmm_p2p_test.h>
+#include <drivers/pci/p2pdma/tests/hmm_p2p_test.h>
 
 #include "../kselftest_harness.h"
 

@@ -2,7 +2,7 @@
 /*
  * A device DMAs with exactly the addresses the dma-buf exporter handed
  * out. QEMU's edu device (1234:11e8) is a DMA engine with a 4 KiB buffer;
- * the test importer (tests/importer/, P2PIMP_IOC_EDU) attaches to a
+ * the test importer (p2pdma-importer.c, P2PIMP_IOC_EDU) attaches to a
  * /dev/p2pmem dma-buf for it, maps it, and programs edu with the DMA
  * address of the mapping for a given offset: sg_dma_address() as a real
  * importer's hardware gets it, not the pages behind it.
@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <p2pdma_importer.h>
+#include <drivers/pci/p2pdma/tests/p2pdma_importer.h>
 #include "../../../../include/uapi/linux/p2pmem.h"
 
 #include "../kselftest_harness.h"

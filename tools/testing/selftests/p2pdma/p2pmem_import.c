@@ -53,7 +53,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <p2pdma_importer.h>
+#include <drivers/pci/p2pdma/tests/p2pdma_importer.h>
 #include "../../../../include/uapi/linux/p2pmem.h"
 
 #include "../kselftest_harness.h"

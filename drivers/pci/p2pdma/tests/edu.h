@@ -2,8 +2,8 @@
 /*
  * QEMU's edu device (docs/specs/edu.rst) as a DMA engine, for the test
  * modules of the test kernels that make a device DMA with the addresses
- * they were handed: the dma-buf importer (here) and the HMM P2P mirror
- * (tests/hmm-p2p/, which finds this file through its Makefile).
+ * they were handed: the dma-buf importer (p2pdma-importer.c) and the
+ * HMM P2P mirror (hmm-p2p-mirror.c).
  */
 #ifndef _P2PDMA_TEST_EDU_H
 #define _P2PDMA_TEST_EDU_H

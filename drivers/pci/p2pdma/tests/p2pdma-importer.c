@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * P2PDMA test importer: a dma-buf importer for the guest tests of the
- * dma-buf exporter (dmabuf.c), built only into the test kernels
- * (CONFIG_PCI_P2PDMA_TEST_IMPORTER, config/debug.config).
+ * dma-buf exporter (dmabuf.c), built only into test kernels
+ * (CONFIG_PCI_P2PDMA_TEST_IMPORTER).
  *
  * Owns /sys/kernel/debug/p2pdma-importer/ctl and its ioctls
  * (p2pdma_importer.h, a test-only interface): attach to a dma-buf (one

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * Test-only interface of the P2PDMA test importer (tests/importer/,
+ * Test-only interface of the P2PDMA test importer (p2pdma-importer.c,
  * CONFIG_PCI_P2PDMA_TEST_IMPORTER): ioctls on
  * /sys/kernel/debug/p2pdma-importer/ctl, used by the selftest
  * tools/testing/selftests/p2pdma/p2pmem_import.c. Not a uAPI: it changes

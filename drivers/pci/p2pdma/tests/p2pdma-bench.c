@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Benchmark of the PCI P2PDMA public API, for `make bench`.
+ * Benchmark of the PCI P2PDMA public API, to compare two kernels (two
+ * P2PDMA implementations) on one machine.
  *
  * Uses only <linux/pci-p2pdma.h>, the DMA API and page counters, so the
  * same file builds against any P2PDMA implementation with the 6.12 API and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
  * Test-only interface of the HMM P2P test owner and mirror client
- * (tests/hmm-p2p/, CONFIG_PCI_P2PDMA_TEST_HMM): ioctls on
+ * (hmm-p2p-owner.c, hmm-p2p-mirror.c, CONFIG_PCI_P2PDMA_TEST_HMM): ioctls on
  * /sys/kernel/debug/hmm-p2p/ctl, used by the selftest
  * tools/testing/selftests/p2pdma/hmm_p2p.c. Not a uAPI: it changes with
  * the tests, and no release kernel has it.
