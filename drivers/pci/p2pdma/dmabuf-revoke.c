@@ -2,7 +2,10 @@
 /*
  * PCI peer-to-peer DMA: when an exported dma-buf's memory goes back.
  *
- * Owns the two ways a buffer of dmabuf.c ends, and the one place its
+ * Owns every buffer of dmabuf.c from the moment it is handed out: the
+ * list of buffers that hold memory (p2p_dmabuf_publish() adds one as it
+ * is exported, refusing it if its provider is unbinding), the wait for
+ * their mappings, the two ways a buffer ends, and the one place its
  * memory goes back to the pool (p2p_dmabuf_give_back()):
  *
  * - p2p_dmabuf_revoke(), which p2p_provider_close() calls when a provider
@@ -28,7 +31,8 @@
  * holds, and uses the dma-buf only under the buffer's lock, until the
  * release clears it.
  *
- * p2p_dmabuf_lock is never held across a wait.
+ * p2p_dmabuf_lock guards the list and the claims; it is never held
+ * across a wait.
  */
 
 #define pr_fmt(fmt) "pci-p2pdma: " fmt
@@ -56,6 +60,75 @@ MODULE_IMPORT_NS(DMA_BUF);
  */
 #define P2P_DMABUF_FIRST_REPORT	(5 * HZ)
 #define P2P_DMABUF_REPORT	(30 * HZ)
+
+/* Buffers holding memory that no revocation took yet. */
+static DEFINE_MUTEX(p2p_dmabuf_lock);
+static LIST_HEAD(p2p_dmabufs);
+/* Woken when a buffer's last mapping is unmapped. */
+static DECLARE_WAIT_QUEUE_HEAD(p2p_dmabuf_unmapped);
+
+/**
+ * p2p_dmabuf_provider_open() - may @pdev's memory be exported now?
+ * @pdev: the provider
+ *
+ * Return: true if @pdev has P2P memory and its driver is not unbinding.
+ * Context: any; an RCU read section of its own.
+ */
+bool p2p_dmabuf_provider_open(struct pci_dev *pdev)
+{
+	struct pci_p2pdma *p2p;
+
+	guard(rcu)();
+	p2p = rcu_dereference(pdev->p2pdma);
+	return p2p && !list_empty(&p2p->regions) && !READ_ONCE(p2p->closing);
+}
+
+/**
+ * p2p_dmabuf_publish() - export @buf's dma-buf and list it for revocation
+ * @buf: a buffer holding its memory, cleared, not yet exported
+ * @exp_info: the export's description, @buf its priv
+ *
+ * An unbind sets closing before it takes the list's lock to revoke: a
+ * buffer is either refused here or on the list the unbind walks. Until
+ * then the allocation's pgmap reference holds the unbind off. On success
+ * @buf holds the dma-buf's inode, for the zap of a revocation whether or
+ * not the file is still there.
+ *
+ * Context: process context, may sleep; takes p2p_dmabuf_lock.
+ * Return: the dma-buf; ERR_PTR(-ENODEV) if @buf's provider is unbinding;
+ * or the error of dma_buf_export(). On error @buf is not listed and its
+ * memory is still the caller's.
+ */
+struct dma_buf *p2p_dmabuf_publish(struct p2p_dmabuf *buf,
+				   const struct dma_buf_export_info *exp_info)
+{
+	struct dma_buf *dmabuf;
+
+	guard(mutex)(&p2p_dmabuf_lock);
+	if (!p2p_dmabuf_provider_open(buf->provider))
+		return ERR_PTR(-ENODEV);
+	dmabuf = dma_buf_export(exp_info);
+	if (IS_ERR(dmabuf))
+		return dmabuf;
+	buf->dmabuf = dmabuf;
+	buf->inode = file_inode(dmabuf->file);
+	ihold(buf->inode);
+	list_add_tail(&buf->node, &p2p_dmabufs);
+	return dmabuf;
+}
+
+/**
+ * p2p_dmabuf_unmapped_one() - one mapping of @buf was unmapped
+ * @buf: the buffer
+ *
+ * Wakes a revocation or a release that waits for @buf's last mapping.
+ * Context: any; the unmap holds the dma-buf's reservation lock.
+ */
+void p2p_dmabuf_unmapped_one(struct p2p_dmabuf *buf)
+{
+	if (atomic_dec_and_test(&buf->mapped))
+		wake_up_all(&p2p_dmabuf_unmapped);
+}
 
 static void p2p_dmabuf_free(struct kref *ref)
 {

@@ -7,8 +7,8 @@
  * dev_pagemap of its range, as every allocation does) and wraps it in a
  * dma-buf that importers attach to and map for their device through the
  * ordinary DMA API, which asks pci_p2pdma_map_segment() how each segment
- * is reached; and the list of buffers that hold memory, from which
- * dmabuf-revoke.c takes a provider's buffers when it unbinds.
+ * is reached. A buffer is handed out only once dmabuf-revoke.c, which
+ * owns every buffer's life after that, has it on its list.
  *
  * Every importer is revocable. Only importers that give a move_notify
  * callback (dma_buf_dynamic_attach()), accept peer-to-peer memory
@@ -39,7 +39,6 @@
  * and inserts a page only if the buffer is not revoked; the revocation
  * sets revoked under it and zaps the user mappings after dropping it, so
  * every page inserted before is zapped, and none is inserted after.
- * p2p_dmabuf_lock guards the list of buffers that hold memory.
  */
 
 #define pr_fmt(fmt) "pci-p2pdma: " fmt
@@ -49,13 +48,11 @@
 #include <linux/dma-resv.h>
 #include <linux/fcntl.h>
 #include <linux/iosys-map.h>
-#include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/ratelimit.h>
 #include <linux/slab.h>
-#include <linux/wait.h>
 
 #include "../pci.h"
 #include "p2pdma.h"
@@ -64,11 +61,6 @@ MODULE_IMPORT_NS(DMA_BUF);
 
 /* Longest segment of a mapping: also bounded by the device's limit. */
 #define P2P_DMABUF_MAX_SEG	SZ_1G
-
-/* Buffers holding memory that no revocation took yet. */
-DEFINE_MUTEX(p2p_dmabuf_lock);
-LIST_HEAD(p2p_dmabufs);
-DECLARE_WAIT_QUEUE_HEAD(p2p_dmabuf_unmapped);
 
 /* Refusals at attach are logged with their reason: not a flood of them. */
 static DEFINE_RATELIMIT_STATE(p2p_dmabuf_refusals, 5 * HZ, 10);
@@ -207,8 +199,7 @@ static void p2p_dmabuf_unmap(struct dma_buf_attachment *attach,
 	sg_free_table(sgt);
 	kfree(sgt);
 	attach->priv = (void *)((unsigned long)attach->priv - 1);
-	if (atomic_dec_and_test(&buf->mapped))
-		wake_up_all(&p2p_dmabuf_unmapped);
+	p2p_dmabuf_unmapped_one(buf);
 }
 
 /*
@@ -309,16 +300,6 @@ static const struct dma_buf_ops p2p_dmabuf_ops = {
 	.release = p2p_dmabuf_release,
 	.mmap = p2p_dmabuf_mmap,
 };
-
-/* Does @pdev have P2P memory and is its driver not unbinding? */
-static bool p2p_dmabuf_provider_open(struct pci_dev *pdev)
-{
-	struct pci_p2pdma *p2p;
-
-	guard(rcu)();
-	p2p = rcu_dereference(pdev->p2pdma);
-	return p2p && !list_empty(&p2p->regions) && !READ_ONCE(p2p->closing);
-}
 
 /*
  * Memory for a buffer, taken as an mmap() of p2pmem/allocate takes it:
@@ -471,36 +452,15 @@ struct dma_buf *pci_p2pmem_export(struct pci_dev *provider, size_t size,
 	if (ret)
 		goto out_free;
 
-	/*
-	 * An unbind sets closing before it takes the lock to revoke: a
-	 * buffer is either refused here or on the list it walks. Until then
-	 * the allocation's pgmap reference holds the unbind off.
-	 */
-	mutex_lock(&p2p_dmabuf_lock);
-	ret = -ENODEV;
-	if (!p2p_dmabuf_provider_open(provider))
-		goto out_unlock;
-
 	exp_info.exp_name = "pci-p2pdma";
 	exp_info.ops = &p2p_dmabuf_ops;
 	exp_info.size = size;
 	exp_info.flags = O_RDWR | O_CLOEXEC;
 	exp_info.priv = buf;
-	dmabuf = dma_buf_export(&exp_info);
-	if (IS_ERR(dmabuf)) {
-		ret = PTR_ERR(dmabuf);
-		goto out_unlock;
-	}
-	buf->dmabuf = dmabuf;
-	/* For the zap of a revocation, whether or not the file is still there. */
-	buf->inode = file_inode(dmabuf->file);
-	ihold(buf->inode);
-	list_add_tail(&buf->node, &p2p_dmabufs);
-	mutex_unlock(&p2p_dmabuf_lock);
-	return dmabuf;
-
-out_unlock:
-	mutex_unlock(&p2p_dmabuf_lock);
+	dmabuf = p2p_dmabuf_publish(buf, &exp_info);
+	if (!IS_ERR(dmabuf))
+		return dmabuf;
+	ret = PTR_ERR(dmabuf);
 out_free:
 	pci_free_p2pmem(provider, buf->kaddr, size);
 	buf->kaddr = NULL;

@@ -29,7 +29,7 @@
  * "layers" step, scripts/check-layers.py, fails on one):
  *  chardev.c, configfs.c, debugfs.c, sysfs.c
  *  provider.c          calls route.c, dmabuf-revoke.c, pool.c
- *  dmabuf.c            calls pool.c, clear.c
+ *  dmabuf.c            calls dmabuf-revoke.c, pool.c, clear.c
  *  dmabuf-revoke.c     calls pool.c
  *  pool.c              calls clear.c
  *  route.c             calls host-bridge.c, host-bridge-policy.c
@@ -262,8 +262,8 @@ void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 void p2p_wait_idle_ref(struct page *page);
 
 /*
- * dmabuf.c: an exported buffer, and the list of those that hold memory.
- * The buffer lives by its own reference count, not by the dma-buf's file
+ * An exported buffer (dmabuf.c), listed while it holds memory
+ * (dmabuf-revoke.c). The buffer lives by its own reference count, not by the dma-buf's file
  * (a dentry can outlive its file): the dma-buf holds one reference until
  * its release, a revocation one while it revokes, a release that waits
  * for its memory one until it gave it back (dmabuf-revoke.c).
@@ -293,12 +293,13 @@ struct p2p_dmabuf {
 	struct work_struct retire;	/* a release's wait for its memory */
 };
 
-extern struct mutex p2p_dmabuf_lock;
-extern struct list_head p2p_dmabufs;
-extern struct wait_queue_head p2p_dmabuf_unmapped;	/* @mapped fell to 0 */
-
 /* dmabuf-revoke.c */
+struct dma_buf_export_info;
 struct dma_resv;
+bool p2p_dmabuf_provider_open(struct pci_dev *pdev);
+struct dma_buf *p2p_dmabuf_publish(struct p2p_dmabuf *buf,
+				   const struct dma_buf_export_info *exp_info);
+void p2p_dmabuf_unmapped_one(struct p2p_dmabuf *buf);
 void p2p_dmabuf_revoke(struct pci_dev *pdev);
 struct dma_fence *p2p_dmabuf_resv_fences(struct dma_resv *resv);
 void p2p_dmabuf_retire(struct p2p_dmabuf *buf);
