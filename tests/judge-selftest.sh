@@ -352,7 +352,7 @@ mutate() { # LABEL DIR
 	local con=$km.run/console.log
 	# The first leaf of the KTAP (a case, or a parameter of one): an
 	# "ok" line no deeper than the line before it; its line number and
-	# its name as tests/kunit-results.sh gives it (suite.case[.param]).
+	# its name as tests/kunit-results.py gives it (suite.case[.param]).
 	read -r knr kname < <(tr -d '\r' < "$base/$con" | awk '
 		{ l = $0; sub(/^\[ *[0-9]*\.[0-9]*\] /, "", l); match(l, /^ */); d = RLENGTH / 4 }
 		l ~ /^ *# Subtest: / { sub(/^ *# Subtest: /, "", l); name[d] = l; prev = d; next }

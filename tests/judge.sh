@@ -200,7 +200,7 @@ judge_kunit() {
 	local mname=$1 console=$2 got krc line l name reason suite pat matched s
 	local -A per_suite=()
 	local -a order=()
-	got=$("$judge_top/tests/kunit-results.sh" "$console")
+	got=$("$judge_top/tests/kunit-results.py" "$console")
 	krc=$?
 	while IFS= read -r line; do
 		case $line in
@@ -210,7 +210,7 @@ judge_kunit() {
 		l=${line#* - }
 		name=${l%% # *}
 		# A leaf "suite.case[.param]" counts for its suite; the lines
-		# kunit-results.sh adds for a plan not kept or a case that never
+		# kunit-results.py adds for a plan not kept or a case that never
 		# ended are failures of their own.
 		case $l in
 		*" (planned "*" reported)" | *" (no result: crashed or hung)") ;;
@@ -238,7 +238,7 @@ judge_kunit() {
 		*) tap notok "kunit: $l" ;;
 		esac
 	done <<< "$got"
-	[ $krc = 0 ] || [[ $got == *"not ok"* ]] || tap notok "kunit: results in the console log" "kunit-results.sh exit $krc"
+	[ $krc = 0 ] || [[ $got == *"not ok"* ]] || tap notok "kunit: results in the console log" "kunit-results.py exit $krc"
 	while read -r s; do
 		[ -n "${per_suite[$s]+set}" ] ||
 			tap notok "kunit: suite $s ran" "no result in the console log"
