@@ -4,8 +4,42 @@
 # Install the Debian packages the harness needs, or, when not root, name
 # the missing ones and stop. QEMU comes from Debian's bookworm-backports
 # (10.x: ACS on pcie-root-port, x-max-bounce-buffer-size); everything else
-# from bookworm itself. Nothing is fetched from outside the Debian archive.
+# from bookworm itself. Then fetch mainline's source, which is not
+# installed: linux-source-7.3 from trixie-backports, unpacked to
+# build/src/linux-source-7.3.tar.xz. Nothing is fetched from outside the
+# Debian archive.
 set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+# fetch_source: Debian's linux-source-7.3 (trixie-backports), with an apt
+# sources list and state of its own under build/apt-7.3 on the machine's
+# own Debian mirror (apt checks the package against the suite's signed
+# index), unpacked with dpkg-deb; once.
+fetch_source() {
+	local src=$top/build/src/linux-source-7.3.tar.xz apt=$top/build/apt-7.3 mirror deb
+	[ -s "$src" ] && return 0
+	mirror=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' \
+		/etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
+	mirror=${mirror:-http://deb.debian.org/debian}
+	echo "deps: fetching linux-source-7.3 from $mirror trixie-backports"
+	rm -rf "$apt"
+	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$top/build/src"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie-backports main" \
+		> "$apt/sources.list"
+	local opts=(-q -o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		    -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
+		    -o APT::Sandbox::User=root)
+	apt-get "${opts[@]}" update >"$apt/update.log" 2>&1 ||
+		{ cat "$apt/update.log" >&2; echo "deps: apt-get update of trixie-backports failed" >&2; return 1; }
+	(cd "$apt" && apt-get "${opts[@]}" download linux-source-7.3 >"$apt/download.log" 2>&1) ||
+		{ cat "$apt/download.log" >&2; echo "deps: linux-source-7.3 not fetched" >&2; return 1; }
+	deb=$(ls "$apt"/linux-source-7.3_*.deb)
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/src/linux-source-7.3.tar.xz > "$src.new"
+	mv "$src.new" "$src"
+	rm -f "$deb"
+	echo "deps: build/src/linux-source-7.3.tar.xz ($(du -m "$src" | cut -f1) MB) from $(basename "$deb")"
+}
 
 pkgs="linux-source-6.12 busybox-static fio nvme-cli pciutils
       gcc make bc bison flex libelf-dev libssl-dev dwarves cpio xz-utils kmod
@@ -28,7 +62,10 @@ qemu_ok() {
 missing=$(for p in $pkgs; do installed "$p" || echo "$p"; done)
 missing=${missing//$'\n'/ }
 qemu_ok && need_qemu="" || need_qemu=$qemu_pkg
-[ -z "$missing" ] && [ -z "$need_qemu" ] && exit 0
+if [ -z "$missing" ] && [ -z "$need_qemu" ]; then
+	fetch_source
+	exit 0
+fi
 
 if [ "$(id -u)" != 0 ]; then
 	echo "deps: missing Debian packages: $missing $need_qemu" >&2
@@ -55,3 +92,4 @@ if [ -n "$need_qemu" ]; then
 		"$qemu_pkg" >/dev/null
 	qemu_ok || { echo "deps: $qemu_pkg >= $qemu_min not installed" >&2; exit 1; }
 fi
+fetch_source
