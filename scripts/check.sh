@@ -27,6 +27,8 @@
 #               logs and their mutations (tests/judge-selftest.sh), and
 #               the verdicts of make test-upstream on synthetic logs
 #               (tests/upstream-compare.py --selftest)
+#   readme      README.md: at most 100 lines, every path and make target
+#               it names exists (scripts/check-readme.py)
 # Prints "check: N passed, N failed" last and exits non-zero on a failure.
 #
 # Usage: scripts/check.sh [step...]   (default: all steps)
@@ -164,6 +166,11 @@ step_judge() {
 	"$top/tests/judge-selftest.sh" && "$top/tests/upstream-compare.py" --selftest
 }
 
+# README.md: at most 100 lines, every path and make target it names exists.
+step_readme() {
+	"$top/scripts/check-readme.py"
+}
+
 step_shellcheck() {
 	command -v shellcheck >/dev/null || {
 		echo "shellcheck is not installed (run 'make deps')"
@@ -172,7 +179,7 @@ step_shellcheck() {
 	(cd "$top" && shellcheck -x -f gcc "${sh_files[@]}")
 }
 
-steps=(checkpatch build callers kernel_doc abi sphinx shellcheck layers tool judge)
+steps=(checkpatch build callers kernel_doc abi sphinx shellcheck layers tool judge readme)
 [ $# -eq 0 ] || steps=("$@")
 for step in "${steps[@]}"; do
 	step=${step//-/_}
