@@ -839,3 +839,5 @@ static struct kunit_suite p2pdma_alloc_suite = {
 	.exit = al_exit,
 	.test_cases = p2pdma_alloc_cases,
 };
+
+kunit_test_suite(p2pdma_alloc_suite);

@@ -278,3 +278,5 @@ static struct kunit_suite p2pdma_configfs_suite = {
 	.suite_exit = cf_suite_exit,
 	.test_cases = p2pdma_configfs_cases,
 };
+
+kunit_test_suite(p2pdma_configfs_suite);

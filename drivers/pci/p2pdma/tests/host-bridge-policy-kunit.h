@@ -376,3 +376,5 @@ static struct kunit_suite p2pdma_host_bridge_policy_suite = {
 	.exit = rt_exit,
 	.test_cases = p2pdma_host_bridge_policy_cases,
 };
+
+kunit_test_suite(p2pdma_host_bridge_policy_suite);

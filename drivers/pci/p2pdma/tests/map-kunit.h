@@ -499,3 +499,5 @@ static struct kunit_suite p2pdma_map_suite = {
 	.exit = mp_exit,
 	.test_cases = p2pdma_map_cases,
 };
+
+kunit_test_suite(p2pdma_map_suite);

@@ -168,10 +168,4 @@ static void set_policy(struct kunit *test, const char *rules)
 #include "hmm-p2p-kunit.h"
 #endif
 
-kunit_test_suites(&p2pdma_route_suite, &p2pdma_host_bridge_policy_suite,
-		  &p2pdma_provider_suite,
-		  &p2pdma_alloc_suite, &p2pdma_pool_model_suite,
-		  &p2pdma_configfs_suite, &p2pdma_translate_suite,
-		  &p2pdma_map_suite);
-
 #endif /* _P2PDMA_KUNIT_H */

@@ -899,3 +899,5 @@ static struct kunit_suite p2pdma_pool_model_suite = {
 	.exit = pm_exit,
 	.test_cases = p2pdma_pool_model_cases,
 };
+
+kunit_test_suite(p2pdma_pool_model_suite);

@@ -943,3 +943,5 @@ static struct kunit_suite p2pdma_provider_suite = {
 	.exit = pv_exit,
 	.test_cases = p2pdma_provider_cases,
 };
+
+kunit_test_suite(p2pdma_provider_suite);

@@ -819,3 +819,5 @@ static struct kunit_suite p2pdma_route_suite = {
 	.exit = rt_exit,
 	.test_cases = p2pdma_route_cases,
 };
+
+kunit_test_suite(p2pdma_route_suite);

@@ -433,3 +433,5 @@ static struct kunit_suite p2pdma_translate_suite = {
 	.init = xl_init,
 	.test_cases = p2pdma_translate_cases,
 };
+
+kunit_test_suite(p2pdma_translate_suite);
