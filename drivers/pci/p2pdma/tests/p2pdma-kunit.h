@@ -18,6 +18,7 @@
 #include <linux/kthread.h>
 #include <linux/mman.h>
 #include <linux/shmem_fs.h>
+#include <linux/unaligned.h>
 #include <linux/percpu-refcount.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
