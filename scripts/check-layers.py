@@ -3,8 +3,9 @@
 """make check's "layers" step: no circle of calls between core files.
 
 Reads every .c file of drivers/pci/p2pdma/ (or of CORE_DIR: make check
-also gives it the route tool, tools/pci/p2pdma/) but kunit.c (which
-includes the test suites), finds the functions each defines (kernel style: the name and
+also gives it the route tool, tools/pci/p2pdma/; the KUnit suites a file
+includes at its end are not read), finds the functions each defines
+(kernel style: the name and
 its opening parenthesis on the line of the return type) and the calls each
 makes to a function another file defines, prints that graph, and fails if
 it has a cycle: p2pdma.h says which file may call which, and a call
@@ -19,8 +20,7 @@ import sys
 
 core = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(os.path.abspath(__file__)), '..', 'drivers', 'pci', 'p2pdma')
-files = sorted(os.path.basename(f) for f in glob.glob(os.path.join(core, '*.c'))
-               if not f.endswith('/kunit.c'))
+files = sorted(os.path.basename(f) for f in glob.glob(os.path.join(core, '*.c')))
 DEF = re.compile(r'^(?:[a-z_][\w]*[ \*]+)+\**([a-z_]\w*)\(', re.M)
 KEYWORDS = {'if', 'for', 'while', 'switch', 'return', 'sizeof'}
 

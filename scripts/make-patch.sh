@@ -273,8 +273,11 @@ message() {
 		hierarchies in memory, served by a fake pci_ops, and check the
 		routes, the pci_p2pdma.host_bridges rules, distances, the route
 		cache, provider choice, the pool and the configfs parsing without
-		touching hardware. They reach the core's internals that p2pdma.h
-		declares as VISIBLE_IF_KUNIT.
+		touching hardware. Each file of the core already includes its
+		suites at its end (tests/<name>-kunit.h, as mm/damon does); a suite
+		reaches that file's static functions, and the other files'
+		internals that p2pdma.h declares as VISIBLE_IF_KUNIT. The fake
+		hierarchies (tests/fake-pci.c) are an object of their own.
 
 		Add a black-box suite (CONFIG_PCI_P2PDMA_BLACKBOX_KUNIT_TEST), an
 		object of its own that uses only the exported API, so that it runs

@@ -96,7 +96,7 @@ STAGES = [
     ('dmabuf', [f'{CORE}/dmabuf.c', f'{CORE}/dmabuf-revoke.c', f'{CORE}/chardev.c', UAPI,
                 'Documentation/ABI/testing/dev-p2pmem'],
      ['PCI_P2PDMA_DMABUF'], [], []),
-    ('kunit', [f'{CORE}/kunit.c'] + KUNIT_FILES,
+    ('kunit', KUNIT_FILES,
      ['PCI_P2PDMA_KUNIT_TEST', 'PCI_P2PDMA_BLACKBOX_KUNIT_TEST'],
      ['obj-$(CONFIG_PCI_P2PDMA)\t+= p2pdma/tests/'], []),
     ('test-importer', TEST_IMPORTER, ['PCI_P2PDMA_TEST_IMPORTER'], [], []),

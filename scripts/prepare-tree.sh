@@ -84,9 +84,10 @@ grep -q "^obj-\$(CONFIG_PCI_P2PDMA)[[:space:]]*+= $to\$" "$mk" ||
 	{ echo "prepare-tree: drivers/pci/Makefile does not build $to" >&2; exit 1; }
 
 # The tests (drivers/pci/p2pdma/tests/, linked with the core above): the
-# white-box KUnit suites, which kunit.c includes, and the objects of
-# tests/Makefile (the black-box suite, the test importer, the HMM test
-# owner and mirror, the benchmark), which use only public interfaces:
+# white-box KUnit suites, each included at the end of the file it tests,
+# and the objects of tests/Makefile (the black-box suite, the test
+# importer, the HMM test owner and mirror, the benchmark), which use only
+# public interfaces:
 # drivers/pci/Makefile descends into tests/ itself, so that they build
 # with --pristine too. A tree prepared when they lived elsewhere, under
 # other names, loses those links and lines.

@@ -94,7 +94,7 @@ VISIBLE_IF_KUNIT u64 p2p_read_back(const u64 *last)
  * QEMU's q35), so the read-back alone cannot tell. A function of its own,
  * for KUnit's fake devices.
  */
-VISIBLE_IF_KUNIT bool p2p_provider_decodes(struct pci_dev *pdev)
+static bool p2p_provider_decodes(struct pci_dev *pdev)
 {
 	u16 cmd, pmcsr;
 

@@ -118,3 +118,7 @@ ssize_t pci_p2pdma_enable_show(char *page, struct pci_dev *p2p_dev,
 	return scnprintf(page, PAGE_SIZE, "%s\n", val);
 }
 EXPORT_SYMBOL_GPL(pci_p2pdma_enable_show);
+
+#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
+#include "tests/configfs-kunit.h"
+#endif

@@ -428,3 +428,7 @@ void p2p_dmabuf_revoke(struct pci_dev *pdev)
 		p2p_dmabuf_put(buf);
 	}
 }
+
+#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
+#include "tests/dmabuf-revoke-kunit.h"
+#endif

@@ -129,9 +129,9 @@ static unsigned int p2p_dmabuf_seg(struct device *dev)
  * pages; the last entry takes the rest). An entry's length is 32 bits, so
  * a buffer of 4 GiB or more takes several: @seg is at most 1 GiB.
  */
-VISIBLE_IF_KUNIT int p2p_dmabuf_fill_sg(struct sg_table *sgt,
-					struct page *first, size_t size,
-					unsigned int seg)
+static int p2p_dmabuf_fill_sg(struct sg_table *sgt,
+			      struct page *first, size_t size,
+			      unsigned int seg)
 {
 	struct scatterlist *sg;
 	unsigned int len, i;
@@ -469,3 +469,7 @@ out_put:
 	return ERR_PTR(ret);
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_export);
+
+#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
+#include "tests/dmabuf-kunit.h"
+#endif

@@ -273,3 +273,7 @@ bool p2p_policy_match(struct pci_host_bridge *hb, u32 id,
 	} while (read_seqretry(&p2p_policy_lock, seq));
 	return found;
 }
+
+#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
+#include "tests/host-bridge-policy-kunit.h"
+#endif

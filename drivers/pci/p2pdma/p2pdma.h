@@ -328,15 +328,10 @@ struct p2p_mmap_check {
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Reached only by the KUnit suites (VISIBLE_IF_KUNIT). */
 extern const struct p2p_known_host_bridge p2p_routing_host_bridges[];
-extern struct list_head p2p_published_list;
 bool p2p_cpu_routes_p2p(void);
 int p2p_known_host_bridge(struct pci_host_bridge *hb);
 int p2p_host_bridge_index(struct pci_dev *dev);
 int p2p_policy_set(const char *val, const struct kernel_param *kp);
-bool p2p_acs_redirects(struct pci_dev *pdev, bool *unsure);
-struct pci_dev *p2p_redirect_on_path(struct pci_dev *dev,
-				     struct pci_dev *common, bool *unsure);
-unsigned int p2p_depth(struct pci_dev *dev);
 void p2p_route_compute(struct pci_dev *provider, struct pci_dev *client,
 		       struct p2p_route *r);
 unsigned long p2p_client_key(struct pci_dev *client);
@@ -345,32 +340,15 @@ void p2p_route_lookup(struct pci_dev *provider, struct device *client,
 void p2p_route_reason(struct pci_dev *provider, struct device *client,
 		      char *buf, size_t len);
 void p2p_close_start(struct pci_p2pdma *p2p);
-void p2p_close_finish(struct pci_dev *pdev, struct pci_p2pdma *p2p);
 void p2p_provider_close(void *data);
-void p2p_provider_release(void *data);
 struct pci_p2pdma *p2p_provider_setup(struct pci_dev *pdev);
 int p2p_region_bitmap(struct device *dev, struct p2p_region *region,
 		      size_t size);
 int p2p_region_add(struct pci_p2pdma *p2p, struct p2p_region *region,
 		   void *kaddr, u64 bus, int nid);
-void *p2p_region_map(struct device *dev, struct p2p_region *region);
-void p2p_set_published(struct pci_p2pdma *p2p, bool publish);
-void p2p_publish_update(struct pci_p2pdma *p2p, bool publish);
 u64 p2p_read_back(const u64 *last);
-bool p2p_provider_decodes(struct pci_dev *pdev);
-void p2p_pool_put(struct pci_p2pdma *p2p, unsigned long addr, size_t size);
-size_t p2p_pool_avail(struct pci_p2pdma *p2p);
-int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
-		  unsigned long npages, unsigned long *done);
-void p2p_mmap_check_fn(struct callback_head *work);
 struct p2pmem_export;
 struct dma_buf *p2pmem_export_req(const struct p2pmem_export *req);
-int p2pmem_allocate_mmap(struct file *filp, struct kobject *kobj,
-			 struct bin_attribute *attr,
-			 struct vm_area_struct *vma);
-struct sg_table;
-int p2p_dmabuf_fill_sg(struct sg_table *sgt, struct page *first, size_t size,
-		       unsigned int seg);
 #endif
 
 #endif /* _DRIVERS_PCI_P2PDMA_P2PDMA_H */

@@ -31,8 +31,8 @@
  * Give [@addr, @addr + @size) to the pool. A function of its own, so that
  * KUnit can read "available" at the moment memory arrives in the pool.
  */
-VISIBLE_IF_KUNIT void p2p_pool_put(struct pci_p2pdma *p2p, unsigned long addr,
-				   size_t size)
+static void p2p_pool_put(struct pci_p2pdma *p2p, unsigned long addr,
+			 size_t size)
 {
 	KUNIT_STATIC_STUB_REDIRECT(p2p_pool_put, p2p, addr, size);
 	gen_pool_free(p2p->pool, addr, size);
@@ -208,7 +208,7 @@ bool p2p_cache_drain(struct pci_p2pdma *p2p)
  * Bytes free in the pool. A function of its own, so that KUnit can move
  * memory between this read and the reads of the per-CPU counts.
  */
-VISIBLE_IF_KUNIT size_t p2p_pool_avail(struct pci_p2pdma *p2p)
+static size_t p2p_pool_avail(struct pci_p2pdma *p2p)
 {
 	KUNIT_STATIC_STUB_REDIRECT(p2p_pool_avail, p2p);
 	return gen_pool_avail(p2p->pool);
@@ -492,3 +492,8 @@ void pci_p2pmem_free_sgl(struct pci_dev *pdev, struct scatterlist *sgl)
 	kfree(sgl);
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_free_sgl);
+
+#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
+#include "tests/alloc-kunit.h"
+#include "tests/pool-model-kunit.h"
+#endif

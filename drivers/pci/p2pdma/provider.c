@@ -45,7 +45,7 @@
  * each addition is a write section of the sequence count, and a walk that
  * overlapped one starts again.
  */
-VISIBLE_IF_KUNIT LIST_HEAD(p2p_published_list);
+static LIST_HEAD(p2p_published_list);
 static DEFINE_RAW_SPINLOCK(p2p_published_lock);
 static seqcount_raw_spinlock_t p2p_published_seq =
 	SEQCNT_RAW_SPINLOCK_ZERO(p2p_published_seq, &p2p_published_lock);
@@ -54,7 +54,7 @@ static seqcount_raw_spinlock_t p2p_published_seq =
  * Set or clear the published flag, and put the state on the published
  * list or take it off, as one step. Any context.
  */
-VISIBLE_IF_KUNIT void p2p_publish_update(struct pci_p2pdma *p2p, bool publish)
+static void p2p_publish_update(struct pci_p2pdma *p2p, bool publish)
 {
 	unsigned long flags;
 
@@ -80,7 +80,7 @@ VISIBLE_IF_KUNIT void p2p_close_start(struct pci_p2pdma *p2p)
 }
 
 /* Once no reader that saw closing == false is left (after a grace period). */
-VISIBLE_IF_KUNIT void p2p_close_finish(struct pci_dev *pdev, struct pci_p2pdma *p2p)
+static void p2p_close_finish(struct pci_dev *pdev, struct pci_p2pdma *p2p)
 {
 	/*
 	 * A pci_p2pmem_publish() that checked closing before it was set may
@@ -129,7 +129,7 @@ VISIBLE_IF_KUNIT void p2p_provider_close(void *data)
  * Last devres action of a provider: take the state off the device, and
  * wait for the RCU readers that may still see it before devres frees it.
  */
-VISIBLE_IF_KUNIT void p2p_provider_release(void *data)
+static void p2p_provider_release(void *data)
 {
 	struct pci_dev *pdev = data;
 	struct pci_p2pdma *p2p = rcu_dereference_protected(pdev->p2pdma, 1);
@@ -257,8 +257,8 @@ VISIBLE_IF_KUNIT int p2p_region_add(struct pci_p2pdma *p2p, struct p2p_region *r
  * ZONE_DEVICE pages for @region, device-managed. A function of its own, so
  * that KUnit can make this step of a registration fail.
  */
-VISIBLE_IF_KUNIT void *p2p_region_map(struct device *dev,
-				      struct p2p_region *region)
+static void *p2p_region_map(struct device *dev,
+			    struct p2p_region *region)
 {
 	KUNIT_STATIC_STUB_REDIRECT(p2p_region_map, dev, region);
 	return devm_memremap_pages(dev, &region->pgmap);
@@ -420,7 +420,7 @@ EXPORT_SYMBOL_GPL(pci_p2pdma_add_resource);
  * that a KUnit test can run an unbind between pci_p2pmem_publish()'s
  * check and this store.
  */
-VISIBLE_IF_KUNIT void p2p_set_published(struct pci_p2pdma *p2p, bool publish)
+static void p2p_set_published(struct pci_p2pdma *p2p, bool publish)
 {
 	KUNIT_STATIC_STUB_REDIRECT(p2p_set_published, p2p, publish);
 	p2p_publish_update(p2p, publish);
@@ -555,3 +555,8 @@ struct pci_dev *pci_p2pmem_find_many(struct device **clients, int num_clients)
 	return pci_dev_get(best);
 }
 EXPORT_SYMBOL_GPL(pci_p2pmem_find_many);
+
+#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
+#include "tests/provider-kunit.h"
+#include "tests/translate-kunit.h"
+#endif

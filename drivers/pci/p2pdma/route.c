@@ -33,7 +33,7 @@
  * bridge this governs what its downstream ports forward; on a function of
  * a multi-function device or a VF, what goes to its sibling functions.
  */
-VISIBLE_IF_KUNIT bool p2p_acs_redirects(struct pci_dev *pdev, bool *unsure)
+static bool p2p_acs_redirects(struct pci_dev *pdev, bool *unsure)
 {
 	u16 ctrl;
 
@@ -56,9 +56,9 @@ VISIBLE_IF_KUNIT bool p2p_acs_redirects(struct pci_dev *pdev, bool *unsure)
  * first function that redirects peer traffic, or NULL. Sets *@unsure if
  * an ACS Control register read all ones.
  */
-VISIBLE_IF_KUNIT struct pci_dev *p2p_redirect_on_path(struct pci_dev *dev,
-						      struct pci_dev *common,
-						      bool *unsure)
+static struct pci_dev *p2p_redirect_on_path(struct pci_dev *dev,
+					    struct pci_dev *common,
+					    bool *unsure)
 {
 	while (dev) {
 		if (p2p_acs_redirects(dev, unsure))
@@ -71,7 +71,7 @@ VISIBLE_IF_KUNIT struct pci_dev *p2p_redirect_on_path(struct pci_dev *dev,
 }
 
 /* Number of bridges between @dev and its root bus. */
-VISIBLE_IF_KUNIT unsigned int p2p_depth(struct pci_dev *dev)
+static unsigned int p2p_depth(struct pci_dev *dev)
 {
 	unsigned int depth = 0;
 
@@ -545,3 +545,10 @@ static const struct kernel_param_ops p2p_policy_ops = {
 module_param_cb(host_bridges, &p2p_policy_ops, NULL, 0644);
 MODULE_PARM_DESC(host_bridges,
 		 "allow or deny P2P through host bridges: allow:SEL or deny:SEL, comma-separated, first match wins; SEL is all, DDDD:BB or VVVV:DDDD");
+
+#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
+#include "tests/route-kunit.h"
+#if IS_ENABLED(CONFIG_HMM_MIRROR) && IS_ENABLED(CONFIG_DEVICE_PRIVATE)
+#include "tests/hmm-p2p-kunit.h"
+#endif
+#endif

@@ -115,8 +115,8 @@ static const struct vm_operations_struct p2pmem_vm_ops = {
  * device, -EINTR on a fatal signal, or vm_insert_pages()'s error, and sets
  * *@done to the number of pages inserted; the caller returns the others.
  */
-VISIBLE_IF_KUNIT int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
-				   unsigned long npages, unsigned long *done)
+static int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
+			 unsigned long npages, unsigned long *done)
 {
 	unsigned long n, left, i;
 	struct page **pages;
@@ -165,7 +165,7 @@ VISIBLE_IF_KUNIT int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
  * each mmap() looks again on its way back to userspace, once the mapping
  * is linked (or was torn down), and revokes it if the unbind has started.
  */
-VISIBLE_IF_KUNIT void p2p_mmap_check_fn(struct callback_head *work)
+static void p2p_mmap_check_fn(struct callback_head *work)
 {
 	struct p2p_mmap_check *mc = container_of(work, struct p2p_mmap_check,
 						 work);
@@ -204,10 +204,10 @@ static void *p2p_alloc_mapping(struct pci_dev *pdev, size_t len,
 	return p2p_alloc(pdev, len, refs, false);
 }
 
-VISIBLE_IF_KUNIT int p2pmem_allocate_mmap(struct file *filp,
-					  struct kobject *kobj,
-					  struct bin_attribute *attr,
-					  struct vm_area_struct *vma)
+static int p2pmem_allocate_mmap(struct file *filp,
+				struct kobject *kobj,
+				struct bin_attribute *attr,
+				struct vm_area_struct *vma)
 {
 	struct pci_dev *pdev = to_pci_dev(kobj_to_dev(kobj));
 	size_t len = vma->vm_end - vma->vm_start;
@@ -294,3 +294,7 @@ const struct attribute_group p2pmem_group = {
 	},
 	.bin_attrs = (struct bin_attribute *[]) { &p2pmem_allocate_attr, NULL },
 };
+
+#ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
+#include "tests/map-kunit.h"
+#endif

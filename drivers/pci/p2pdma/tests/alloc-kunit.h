@@ -4,8 +4,10 @@
  * pci_p2pdma_add_resource() would add it, but backed by ordinary pages
  * instead of ZONE_DEVICE pages of a BAR, with a percpu_ref of the test's
  * own in place of the pgmap's. Its bus address is that of the fake BAR 0
- * plus ALLOC_BAR_OFFSET. Included by p2pdma-kunit.h.
+ * plus ALLOC_BAR_OFFSET. Included at the end of pool.c.
  */
+
+#include "p2pdma-kunit.h"
 
 #define ALLOC_ORDER		4
 #define ALLOC_POOL		(PAGE_SIZE << ALLOC_ORDER)

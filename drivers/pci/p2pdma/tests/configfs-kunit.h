@@ -3,8 +3,10 @@
  * configfs helpers suite: pci_p2pdma_enable_store() and
  * pci_p2pdma_enable_show() against a fake provider that published its
  * (empty) range, one with P2P state that did not publish, and a fake
- * device without P2P memory. Included by p2pdma-kunit.h.
+ * device without P2P memory. Included at the end of configfs.c.
  */
+
+#include "p2pdma-kunit.h"
 
 /* One host bridge, one root port, one device of three functions. */
 enum { CF_RP, CF_FN0, CF_FN1, CF_FN2, CF_FNS };

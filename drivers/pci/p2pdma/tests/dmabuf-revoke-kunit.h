@@ -6,9 +6,11 @@
  * pins refused, fences, CPU mappings and their page references, an
  * export racing the unbind, a release during the revocation, and another
  * provider that must not wait meanwhile. It shares the fixture and the
- * importers of the exporter suite (dmabuf-kunit.h), included before it by
- * p2pdma-kunit.h.
+ * importers of the exporter suite (dmabuf-fixture.h). Included at the end
+ * of dmabuf-revoke.c.
  */
+
+#include "dmabuf-fixture.h"
 
 /*
  * An importer that pins, with a move_notify that only warns (RDMA's

@@ -3,8 +3,9 @@
  * HMM P2P suite: hmm_range_fault() on DEVICE_PRIVATE pages whose owner
  * names a P2PDMA page for each (dev_pagemap_ops.p2p_page() and
  * HMM_PFN_REQ_P2P, the mm patch of the series: mm/hmm-p2p.diff), and the
- * DMA mapping of such a page for a peer. Included by p2pdma-kunit.h when
- * the kernel has HMM mirroring and DEVICE_PRIVATE memory.
+ * DMA mapping of such a page for a peer. Included at the end of route.c
+ * (pci_p2pdma_map_segment()) when the kernel has HMM mirroring and
+ * DEVICE_PRIVATE memory.
  *
  * The owner is the suite: a DEVICE_PRIVATE pagemap (free physical address
  * space; no struct page of it is ever read or written through) whose page
@@ -21,6 +22,8 @@
  *     root port - switch: DSP0 - P (BAR 0: 64-bit, HP_BAR_SIZE)
  *                         DSP1 - Q (a client: bus address)
  */
+
+#include "p2pdma-kunit.h"
 
 #include <linux/hmm.h>
 #include <linux/highmem.h>

@@ -4,9 +4,11 @@
  * pci_p2pdma.host_bridges= (host-bridge-policy.c): parsing and reading
  * back rules, their limits, the routes they allow or deny on the route
  * suite's hierarchy (route-kunit.h, whose fixture this suite shares), the
- * reasons and log lines they give. Included by p2pdma-kunit.h after
- * route-kunit.h.
+ * reasons and log lines they give. Included at the end of
+ * host-bridge-policy.c.
  */
+
+#include "route-hierarchy.h"
 
 struct policy_parse_case {
 	const char *in;

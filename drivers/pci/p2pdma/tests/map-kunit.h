@@ -10,11 +10,13 @@
  * are inserted and unmapped, never touched. Then the check that revokes
  * a mapping an unbind could not see (p2p_mmap_check_fn()), on a shared
  * mapping of a shmem file. Last, P's unbind beside the page_free callback
- * of a page userspace let go. Included by p2pdma-kunit.h.
+ * of a page userspace let go. Included at the end of sysfs.c.
  *
  *   7e57:00 (Intel 0x2020), window CPU = bus mp_fp->window
  *     root port - P (BAR 0: 64-bit, MP_BAR_SIZE, all of it registered)
  */
+
+#include "p2pdma-kunit.h"
 
 #define MP_BAR_SIZE	SZ_8M
 #define MP_BATCH	P2P_MAP_BATCH			/* pages */

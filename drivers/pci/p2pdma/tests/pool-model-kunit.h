@@ -36,8 +36,10 @@
  *
  * A failure names the seed and the step; the same seed replays the same
  * operations (the one-thread cases run pinned to one CPU, so the per-CPU
- * cache sees them in the same order). Included by p2pdma-kunit.h.
+ * cache sees them in the same order). Included at the end of pool.c.
  */
+
+#include "p2pdma-kunit.h"
 
 #include <linux/cpu.h>
 #include <linux/kthread.h>

@@ -3,9 +3,11 @@
  * Provider suite (p2pdma-provider): the per-client route cache and when
  * it is refreshed, pci_p2pmem_find_many() (closest, spread, published
  * only, never a closing provider), and publishing and releasing a
- * provider against concurrent readers. Included by p2pdma-kunit.h, after
- * route-kunit.h.
+ * provider against concurrent readers. Included at the end of
+ * provider.c.
  */
+
+#include "p2pdma-kunit.h"
 
 /* ------------------------------------------------------------------ */
 /* Providers: route cache and pci_p2pmem_find_many()                    */
@@ -57,21 +59,6 @@ static const struct fake_line pv_topology[] = {
  * device; nothing walks the list after that, nor frees these.
  */
 static struct p2p_region pv_ranges[PV_NODES];
-
-/* P2P state for @pdev, and @range on its list unless NULL. */
-static int pv_setup_provider(struct pci_dev *pdev, struct p2p_region *range)
-{
-	struct pci_p2pdma *p2p;
-
-	mutex_lock(&p2p_setup_lock);
-	p2p = p2p_provider_setup(pdev);
-	if (!IS_ERR(p2p) && range) {
-		range->provider = pdev;
-		list_add_tail_rcu(&range->node, &p2p->regions);
-	}
-	mutex_unlock(&p2p_setup_lock);
-	return PTR_ERR_OR_ZERO(p2p);
-}
 
 static void pv_suite_exit(struct kunit_suite *suite)
 {

@@ -4,9 +4,13 @@
  * bridge policy suite (host-bridge-policy-kunit.h): host bridges known and
  * unknown to route P2P, switches, multi-function devices, SR-IOV, ACS on
  * every bridge; built once per suite, with the per-case reset of ACS,
- * the CPU rule and the policy. Included by p2pdma-kunit.h, after the
- * shared definitions.
+ * the CPU rule and the policy. Each of the two files that include a
+ * suite of those (route.c, host-bridge-policy.c) has its own copy.
  */
+#ifndef _P2PDMA_ROUTE_HIERARCHY_H
+#define _P2PDMA_ROUTE_HIERARCHY_H
+
+#include "p2pdma-kunit.h"
 
 /* Named functions of the route hierarchy. */
 enum rt_node {
@@ -49,8 +53,8 @@ enum rt_node {
 	NONE = RT_NODES,
 };
 
-static struct fake_pci *rt_fp;
-static struct fake_fn *rt[RT_NODES];
+static __maybe_unused struct fake_pci *rt_fp;
+static __maybe_unused struct fake_fn *rt[RT_NODES];
 
 #define RT_HOST(bus, v, d, c)	FAKE_HOST_LINE(bus, v, d, c)
 #define RT_RP(i)		FAKE_RP_LINE(i)
@@ -58,7 +62,7 @@ static struct fake_fn *rt[RT_NODES];
 #define RT_EP(i, up)		FAKE_EP_LINE(i, up, 1)
 
 /* The hierarchy of enum rt_node, host bridge by host bridge. */
-static const struct fake_line rt_topology[] = {
+static __maybe_unused const struct fake_line rt_topology[] = {
 	/* 7e57:00: the main host bridge. */
 	RT_HOST(0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT, HB_CLASS),
 	RT_RP(RP1), RT_SW(USP0, RP1, 4), RT_EP(EPA, DSP0A), RT_EP(EPB, DSP0B),
@@ -133,7 +137,7 @@ static const struct fake_line rt_topology[] = {
 	{ .kind = FAKE_VF, .id = VF5, .up = PF5 },
 };
 
-static void rt_destroy(void)
+static __maybe_unused void rt_destroy(void)
 {
 	fake_pci_destroy(rt_fp);
 	rt_fp = NULL;
@@ -141,11 +145,11 @@ static void rt_destroy(void)
 }
 
 /* Endpoint functions that get an ACS capability of their own. */
-static const enum rt_node rt_acs_endpoints[] = {
+static __maybe_unused const enum rt_node rt_acs_endpoints[] = {
 	EPM0, EPM1, EPM2, PF, VF, EPU2, EPU3,
 };
 
-static int rt_suite_init(struct kunit_suite *suite)
+static __maybe_unused int rt_suite_init(struct kunit_suite *suite)
 {
 	int i, ret;
 
@@ -171,7 +175,7 @@ static int rt_suite_init(struct kunit_suite *suite)
 	return ret;
 }
 
-static void rt_suite_exit(struct kunit_suite *suite)
+static __maybe_unused void rt_suite_exit(struct kunit_suite *suite)
 {
 	rt_destroy();
 }
@@ -180,7 +184,7 @@ static void rt_suite_exit(struct kunit_suite *suite)
  * Every case starts with ACS redirect off everywhere and the CPU rule off,
  * whatever CPU the tests run on (set_cpu_rule(), p2pdma-kunit.h).
  */
-static void rt_reset(void)
+static __maybe_unused void rt_reset(void)
 {
 	int i;
 
@@ -189,7 +193,7 @@ static void rt_reset(void)
 			fake_set_acs_ctrl(rt[i], 0);
 }
 
-static int rt_init(struct kunit *test)
+static __maybe_unused int rt_init(struct kunit *test)
 {
 	rt_reset();
 	set_cpu_rule(test, false);
@@ -197,12 +201,12 @@ static int rt_init(struct kunit *test)
 	return 0;
 }
 
-static void rt_exit(struct kunit *test)
+static __maybe_unused void rt_exit(struct kunit *test)
 {
 	rt_reset();
 }
 
-static struct pci_dev *rt_dev(struct kunit *test, enum rt_node n)
+static __maybe_unused struct pci_dev *rt_dev(struct kunit *test, enum rt_node n)
 {
 	if (n == VF || n == VF5) {
 		if (!IS_ENABLED(CONFIG_PCI_IOV))
@@ -212,3 +216,5 @@ static struct pci_dev *rt_dev(struct kunit *test, enum rt_node n)
 	KUNIT_ASSERT_NOT_NULL(test, rt[n]->pdev);
 	return rt[n]->pdev;
 }
+
+#endif /* _P2PDMA_ROUTE_HIERARCHY_H */

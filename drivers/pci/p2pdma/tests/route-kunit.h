@@ -2,9 +2,10 @@
 /*
  * Route suite (p2pdma-route): the map type and distance of every pair of
  * one rich fake hierarchy (route.c, host-bridge.c; the hierarchy is
- * route-hierarchy.h's). Included by p2pdma-kunit.h, after the shared
- * definitions.
+ * route-hierarchy.h's). Included at the end of route.c.
  */
+
+#include "route-hierarchy.h"
 
 /* ------------------------------------------------------------------ */
 /* Routes: map type and distance on one rich fake hierarchy             */

@@ -8,7 +8,7 @@
  * which gives the range ZONE_DEVICE pages: the BAR's CPU range is physical
  * address space above 4 GiB that the suite reserves and that nothing
  * backs. The cases only allocate it and compute addresses; nothing reads
- * or writes it. Included by p2pdma-kunit.h.
+ * or writes it. Included at the end of provider.c.
  *
  *   7e57:00 (Intel 0x2020), window CPU xl_fp->window -> bus XL_BUS_BASE
  *     root port 1 - switch: DSP0 - P (BAR 0: 64-bit, XL_BAR_SIZE)
@@ -16,41 +16,7 @@
  *     root port 2 - R
  */
 
-#define XL_WINDOW	SZ_16M
-#define XL_BUS_BASE	0x80000000ull	/* below 4 GiB, the window above */
-#define XL_BAR_AT	SZ_4M		/* P's BAR 0, from the window start */
-#define XL_BAR_SIZE	SZ_4M
-#define XL_OFFSET	SZ_2M		/* what P registers, within BAR 0 */
-#define XL_SIZE		SZ_2M
-#define XL_UNSET	((dma_addr_t)0xdeadbeef000ull)
-
-enum { XL_RP1, XL_USP, XL_DSP0, XL_DSP1, XL_P, XL_Q, XL_RP2, XL_R, XL_FNS };
-
-/* The hierarchy drawn above, but for the BARs; the dma-buf suite's too. */
-static const struct fake_line xl_hierarchy[] = {
-	FAKE_HOST_LINE(0x00, PCI_VENDOR_ID_INTEL, HB_ANY_ROOT_PORT, HB_CLASS),
-	FAKE_WINDOW_LINE,
-	FAKE_RP_LINE(XL_RP1),
-	FAKE_SWITCH_LINE(XL_USP, XL_RP1, 2),
-	FAKE_EP_LINE(XL_P, XL_DSP0, 1),
-	FAKE_EP_LINE(XL_Q, XL_DSP1, 1),
-	FAKE_RP_LINE(XL_RP2),
-	FAKE_EP_LINE(XL_R, XL_RP2, 1),
-};
-
-/* That hierarchy with the @n (at most 2) BARs of @bars, scanned, in *@fp. */
-static int xl_build(struct fake_pci **fp, struct fake_fn **fn,
-		    const struct fake_line *bars, int n)
-{
-	struct fake_line t[ARRAY_SIZE(xl_hierarchy) + 2];
-
-	if (n > 2)
-		return -EINVAL;
-	memcpy(t, xl_hierarchy, sizeof(xl_hierarchy));
-	memcpy(&t[ARRAY_SIZE(xl_hierarchy)], bars, n * sizeof(*bars));
-	return fake_pci_table(fp, t, ARRAY_SIZE(xl_hierarchy) + n, fn,
-			      XL_WINDOW, XL_BUS_BASE);
-}
+#include "p2pdma-kunit.h"
 
 static const struct fake_line xl_bars[] = {
 	FAKE_BAR64_LINE(XL_P, XL_BAR_AT, XL_BAR_SIZE),
