@@ -20,7 +20,7 @@
 #   -q  do not stream the guest output while it runs
 # Environment: ACCEL=tcg|kvm forces the accelerator (default: probe KVM once,
 # fall back to TCG), QEMU_EXTRA appends QEMU arguments, CMDLINE_EXTRA
-# appends kernel arguments, KERNEL names another bzImage, RUN_NAME names the
+# appends kernel arguments, BZIMAGE names another bzImage, RUN_NAME names the
 # run directory (default: the topology), TCG_THREAD=single runs all vCPUs
 # of the guest in one host thread (tests/run-all.sh does), P9_CACHE sets
 # the 9p cache mode of the guest's root (default loose; empty for none).
@@ -60,7 +60,7 @@ for t in "${topo_names[@]}"; do
 		exit 2
 	fi
 done
-kernel=${KERNEL:-$top/build/out-$flavour/arch/x86/boot/bzImage}
+kernel=${BZIMAGE:-$top/build/out-$flavour/arch/x86/boot/bzImage}
 [ -f "$kernel" ] || { echo "qemu/run.sh: $kernel not built (make kernel-$flavour)" >&2; exit 2; }
 # This script builds nothing: the guest runs whatever build/ holds. Name a
 # program older than its source, which would test code that is not this

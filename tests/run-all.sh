@@ -116,7 +116,7 @@ boot() {
 	# by side anyway, so one host thread each loses nothing. The KCSAN
 	# run asks for multi: its vCPUs must run at the same time for a
 	# watchpoint of one to see the other's access.
-	KERNEL=${TEST_KERNEL:-$out/arch/x86/boot/bzImage} RUN_NAME=$name TCG_THREAD=${TCG_THREAD:-single} \
+	BZIMAGE=${TEST_KERNEL:-$out/arch/x86/boot/bzImage} RUN_NAME=$name TCG_THREAD=${TCG_THREAD:-single} \
 		CMDLINE_EXTRA="watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=60 $fuzz_seeds ${extra//,/ }" \
 		"$co/qemu/run.sh" -q -k "$flavour" -t "$topo" -T "$timeout" -- "$@" > "$runs/$name.out" 2>&1
 	rc=$?
