@@ -34,12 +34,22 @@ MODULE_IMPORT_NS(DMA_BUF);
 static int p2pmem_exportable(struct pci_dev *pdev)
 {
 	struct pci_p2pdma *p2p;
+	bool published;
 
 	guard(rcu)();
 	p2p = rcu_dereference(pdev->p2pdma);
-	if (!p2p || list_empty(&p2p->regions) || READ_ONCE(p2p->closing))
+	if (!p2p || list_empty(&p2p->regions))
 		return -ENODEV;
-	if (!READ_ONCE(p2p->published))
+	/*
+	 * Published first: an unbind sets closing before it withdraws the
+	 * memory, so an export that finds it withdrawn by the unbind also
+	 * finds it closing, and gets -ENODEV like every export it races.
+	 */
+	published = READ_ONCE(p2p->published);
+	smp_rmb();	/* pairs with smp_wmb() in p2p_close_start() */
+	if (READ_ONCE(p2p->closing))
+		return -ENODEV;
+	if (!published)
 		return -EACCES;
 	return 0;
 }

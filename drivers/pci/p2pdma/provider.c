@@ -72,11 +72,16 @@ static void p2p_publish_update(struct pci_p2pdma *p2p, bool publish)
 	raw_spin_unlock_irqrestore(&p2p_published_lock, flags);
 }
 
-/* Start of an unbind: nothing more is handed out or published. */
+/*
+ * Start of an unbind: nothing more is handed out or published. Closing
+ * comes first: whoever sees the memory withdrawn by the unbind also sees
+ * it closing (an export gets -ENODEV then, never -EACCES).
+ */
 VISIBLE_IF_KUNIT void p2p_close_start(struct pci_p2pdma *p2p)
 {
-	p2p_publish_update(p2p, false);
 	WRITE_ONCE(p2p->closing, true);
+	smp_wmb();	/* pairs with smp_rmb() in p2pmem_exportable() */
+	p2p_publish_update(p2p, false);
 }
 
 /* Once no reader that saw closing == false is left (after a grace period). */
@@ -464,9 +469,12 @@ static bool p2p_offers(struct pci_p2pdma *p2p)
 {
 	/*
 	 * State without a range (every registration failed) has an empty
-	 * pool: published or not, it has nothing to offer.
+	 * pool: published or not, it has nothing to offer; nor has a
+	 * provider whose unbind began, which is still published until
+	 * p2p_close_start() withdraws it.
 	 */
-	return READ_ONCE(p2p->published) && !list_empty(&p2p->regions);
+	return READ_ONCE(p2p->published) && !READ_ONCE(p2p->closing) &&
+	       !list_empty(&p2p->regions);
 }
 
 /**
