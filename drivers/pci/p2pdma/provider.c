@@ -58,6 +58,7 @@ static void p2p_publish_update(struct pci_p2pdma *p2p, bool publish)
 {
 	unsigned long flags;
 
+	KUNIT_STATIC_STUB_REDIRECT(p2p_publish_update, p2p, publish);
 	raw_spin_lock_irqsave(&p2p_published_lock, flags);
 	if (publish && !p2p->published) {
 		/* A reader that finds the node sees the flag set. */

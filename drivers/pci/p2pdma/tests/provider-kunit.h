@@ -2,12 +2,15 @@
 /*
  * Provider suite (p2pdma-provider): the per-client route cache and when
  * it is refreshed, pci_p2pmem_find_many() (closest, spread, published
- * only, never a closing provider), and publishing and releasing a
- * provider against concurrent readers. Included at the end of
+ * only, never a closing provider), an export racing an unbind, and
+ * publishing and releasing a provider against concurrent readers. Included at the end of
  * provider.c.
  */
 
 #include "p2pdma-kunit.h"
+
+#include <linux/dma-buf.h>
+#include <linux/p2pmem.h>
 
 /* ------------------------------------------------------------------ */
 /* Providers: route cache and pci_p2pmem_find_many()                    */
@@ -671,6 +674,68 @@ static void find_never_closed_test(struct kunit *test)
 	}
 }
 
+#if IS_ENABLED(CONFIG_PCI_P2PDMA_DMABUF)
+/* The errno of the export that pv_export_after_withdraw() tried. */
+static int pv_between;
+static struct pci_dev *pv_between_pdev;
+
+/*
+ * p2p_publish_update() of an unbind: the memory is withdrawn, then
+ * userspace asks to export from it, before anything else of the unbind.
+ */
+static void pv_export_after_withdraw(struct pci_p2pdma *p2p, bool publish)
+{
+	struct kunit *test = kunit_get_current_test();
+	struct pci_dev *pdev = pv_between_pdev;
+	struct p2pmem_export req = {
+		.domain = pci_domain_nr(pdev->bus),
+		.bus = pdev->bus->number,
+		.devfn = pdev->devfn,
+		.size = PAGE_SIZE,
+	};
+	struct dma_buf *dmabuf;
+
+	kunit_deactivate_static_stub(test, p2p_publish_update);
+	p2p_publish_update(p2p, publish);
+	dmabuf = p2pmem_export_req(&req);
+	pv_between = PTR_ERR_OR_ZERO(dmabuf);
+	if (!IS_ERR(dmabuf))
+		dma_buf_put(dmabuf);
+}
+
+/*
+ * An export that races an unbind gets -ENODEV ("unbinding"), never
+ * -EACCES ("not published"): the unbind marks the provider closing before
+ * it withdraws the memory. N1 is published; its unbind tries an export
+ * right after the withdrawal. The case then reopens N1.
+ */
+static void export_between_close_stores_test(struct kunit *test)
+{
+	struct pci_dev *pdev = pv[N1]->pdev;
+	struct pci_p2pdma *p2p = pv_p2p(pv[N1]);
+	bool had_sysfs = p2p->sysfs_added;
+
+	KUNIT_ASSERT_FALSE(test, READ_ONCE(p2p->closing));
+	pci_p2pmem_publish(pdev, true);
+	pv_between = 1;
+	pv_between_pdev = pdev;
+	kunit_activate_static_stub(test, p2p_publish_update,
+				   pv_export_after_withdraw);
+	p2p_provider_close(pdev);
+	KUNIT_EXPECT_EQ_MSG(test, pv_between, -ENODEV,
+			    "an export between the withdrawal and the end of the unbind");
+	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(pdev));
+
+	/* Reopen the provider for the other cases. */
+	WRITE_ONCE(p2p->closing, false);
+	if (had_sysfs) {
+		KUNIT_EXPECT_EQ(test, sysfs_create_group(&pdev->dev.kobj,
+							 &p2pmem_group), 0);
+		p2p->sysfs_added = true;
+	}
+}
+#endif
+
 /* The provider returned carries exactly one new reference. */
 static void find_reference_test(struct kunit *test)
 {
@@ -917,6 +982,9 @@ static struct kunit_case p2pdma_provider_cases[] = {
 	KUNIT_CASE(find_skips_provider_without_memory_test),
 	KUNIT_CASE(find_follows_publish_test),
 	KUNIT_CASE(find_never_closed_test),
+#if IS_ENABLED(CONFIG_PCI_P2PDMA_DMABUF)
+	KUNIT_CASE(export_between_close_stores_test),
+#endif
 	KUNIT_CASE(publish_races_close_test),
 	KUNIT_CASE(release_waits_for_readers_test),
 	{}
