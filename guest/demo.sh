@@ -44,14 +44,17 @@ dd if=/dev/urandom of=/tmp/pattern bs=1M count=$mib status=none
 dd if=/tmp/pattern of="$src" bs=1M oflag=direct conv=fsync status=none || fail "writing the pattern to $src"
 
 echo "== O_DIRECT copy of $mib MiB: $src -> P2P memory of $mem_bdf -> $dst"
-# p2p_copy: $src -> P2P memory -> $dst at 32 MiB; exit 3/4 = read/write refused
+# p2p_copy: $src -> P2P memory -> $dst at 32 MiB; exit 3/4 = read/write
+# refused, with the errno qemu/run.sh says this kernel's block layer gives
+refused_errno=${P2P_REFUSED_ERRNO:-EREMOTEIO}
 p2p_copy() {
-	"$p2pcopy" -m "$mem_bdf" -s "$src" -d "$dst" -n $((mib << 20)) -c 1048576 -D $((32 << 20))
+	"$p2pcopy" -m "$mem_bdf" -s "$src" -d "$dst" -n $((mib << 20)) -c 1048576 -D $((32 << 20)) \
+		-E "$refused_errno"
 }
 # refused BDF ROLE: BDF cannot reach the P2P memory; say so, and that the
 # provider's own namespace plays ROLE instead.
 refused() {
-	echo "  refused (EREMOTEIO): $1 cannot reach the P2P memory: $(route "$mem_bdf" "$1")"
+	echo "  refused ($refused_errno): $1 cannot reach the P2P memory: $(route "$mem_bdf" "$1")"
 	echo "  using the provider's own namespace $mem as the $2 instead"
 }
 p2p_copy

@@ -14,6 +14,8 @@
 
 # route PROVIDER_BDF CLIENT_BDF: "map_type distance reason" from debugfs
 route() {
+	[ -r /sys/kernel/debug/p2pdma/routes ] ||
+		{ echo "(no /sys/kernel/debug/p2pdma/routes: not our core)"; return; }
 	awk -v p="$1" -v c="$2" '$1 == p && $2 == c {
 		$1 = ""; $2 = ""; sub(/^  /, ""); print; exit }' /sys/kernel/debug/p2pdma/routes
 }

@@ -27,6 +27,8 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/kernel.sh
+. "$top/scripts/kernel.sh"
 case $top in
 *[[:space:]]*)
 	echo "qemu/run.sh: the checkout path '$top' contains white space, which" \
@@ -60,8 +62,8 @@ for t in "${topo_names[@]}"; do
 		exit 2
 	fi
 done
-kernel=${BZIMAGE:-$top/build/out-$flavour/arch/x86/boot/bzImage}
-[ -f "$kernel" ] || { echo "qemu/run.sh: $kernel not built (make kernel-$flavour)" >&2; exit 2; }
+kernel=${BZIMAGE:-$(kout "$flavour")/arch/x86/boot/bzImage}
+[ -f "$kernel" ] || { echo "qemu/run.sh: $kernel not built (make kernel-$flavour KERNEL=$KERNEL)" >&2; exit 2; }
 # This script builds nothing: the guest runs whatever build/ holds. Name a
 # program older than its source, which would test code that is not this
 # checkout's (make test builds everything first, so it never warns there).
@@ -192,7 +194,8 @@ cmdline="console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,versi
 # ticks and panic ("IO-APIC + timer doesn't work!"), seen with five guests
 # and two kernel builds on two cores; the emulated timer is fine, the
 # check's window is not: no_timer_check skips it.
-cmdline+=" ro panic=-1 loglevel=7 no_timer_check init=$top/guest/init.sh ${append[*]} ${CMDLINE_EXTRA:-} -- $*"
+cmdline+=" ro panic=-1 loglevel=7 no_timer_check init=$top/guest/init.sh ${append[*]}"
+cmdline+=" P2P_REFUSED_ERRNO=$krefused ${CMDLINE_EXTRA:-} -- $*"
 
 echo "qemu: topology $topo, kernel $flavour, accel $accel, run dir ${run#"$top"/}"
 touch "$run/output.log"

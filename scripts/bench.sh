@@ -19,8 +19,11 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-tarball=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
-shared=$top/build/linux-source-6.12
+# shellcheck source=scripts/kernel.sh
+. "$top/scripts/kernel.sh"
+kneeds_ours "make bench"
+tarball=$ktarball
+shared=$ktree
 intree=$top/build/linux-intree
 outdir=$top/build/bench
 reps=${BENCH_REPS:-10} build=1 runs=1
@@ -103,7 +106,7 @@ prepare_trees() {
 		cp -al "$shared" "$intree"
 		for f in drivers/pci/p2pdma.c include/linux/pci-p2pdma.h; do
 			rm -f "$intree/$f"
-			cp "$top/build/pristine/$f" "$intree/$f"
+			cp "$kpristine/$f" "$intree/$f"
 		done
 		# Build the tree's p2pdma.o, not our directory (a new Makefile:
 		# the old one is a hard link shared with the other tree).

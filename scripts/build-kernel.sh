@@ -2,15 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Configure and build one kernel flavour out of tree:
-#   build/out-<flavour>/arch/x86/boot/bzImage
+#   build/out-$KERNEL-<flavour>/arch/x86/boot/bzImage
 # The configuration is x86_64 allnoconfig plus config/base.config plus
-# config/<flavour>.config; every line of the fragments must survive Kconfig,
+# config/<flavour>.config, each followed by the lines only the kernel being
+# built knows (config/$KERNEL/<same name>, where there are any); every line
+# of the fragments must survive Kconfig,
 # or the build stops and names the lines that did not. A flavour whose
 # fragment says "# flavour-of: PARENT" gets config/PARENT.config first, so
 # that it states only what differs (kcsan: debug without KASAN, with KCSAN).
 #
 # Usage: scripts/build-kernel.sh release|debug|kcsan|callers [OUTDIR [MAKE-ARGS...]]
-#   OUTDIR defaults to build/out-<flavour>; MAKE-ARGS (default: bzImage)
+#   OUTDIR defaults to build/out-$KERNEL-<flavour>; MAKE-ARGS (default: bzImage)
 #   let scripts/check.sh build just drivers/pci/ with C=2 W=1 in its own dir;
 #   the callers flavour (modules on) is scripts/check-callers.sh's.
 # Environment (scripts/bench.sh): KERNEL_TREE builds another source tree,
@@ -18,15 +20,22 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/kernel.sh
+. "$top/scripts/kernel.sh"
 flavour=${1:?usage: build-kernel.sh release|debug [OUTDIR [MAKE-ARGS...]]}
-tree=${KERNEL_TREE:-$top/build/linux-source-6.12}
-out=${2:-$top/build/out-$flavour}
+[ "$flavour" = release ] || kneeds_ours "make kernel-$flavour"
+tree=${KERNEL_TREE:-$ktree}
+out=${2:-$(kout "$flavour")}
 shift $(( $# < 2 ? $# : 2 ))
 [ $# -gt 0 ] || set -- bzImage
 [ -f "$top/config/$flavour.config" ] || { echo "build-kernel: no flavour '$flavour' (release, debug, kcsan, callers)" >&2; exit 2; }
 parent=$(sed -n 's/^# flavour-of: *\([a-z0-9-]*\)$/\1/p' "$top/config/$flavour.config")
-frags=("$top/config/base.config" ${parent:+"$top/config/$parent.config"} "$top/config/$flavour.config"
-       ${EXTRA_CONFIG:+"$EXTRA_CONFIG"})
+frags=()
+for f in base $parent "$flavour"; do
+	frags+=("$top/config/$f.config")
+	[ ! -f "$top/config/$KERNEL/$f.config" ] || frags+=("$top/config/$KERNEL/$f.config")
+done
+frags+=(${EXTRA_CONFIG:+"$EXTRA_CONFIG"})
 "$top/scripts/prepare-tree.sh"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)	# kbuild needs an absolute O=
@@ -60,4 +69,4 @@ fi
 
 start=$(date +%s)
 make -s -C "$tree" O="$out" -j"$(nproc)" "$@"
-echo "build-kernel: $flavour $* ready in $(( $(date +%s) - start )) s"
+echo "build-kernel: $KERNEL $flavour $* ready in $(( $(date +%s) - start )) s"

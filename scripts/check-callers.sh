@@ -33,7 +33,10 @@ set -uo pipefail
 export LC_ALL=C
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-tree=$top/build/linux-source-6.12
+# shellcheck source=scripts/kernel.sh
+. "$top/scripts/kernel.sh"
+kneeds_ours "check-callers"
+tree=$ktree
 out=$top/build/out-callers
 log_dir=${LOG_DIR:-$top/build/out-check/logs}
 blog=$log_dir/callers-build.log

@@ -35,7 +35,10 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-tree=$top/build/linux-source-6.12
+# shellcheck source=scripts/kernel.sh
+. "$top/scripts/kernel.sh"
+kneeds_ours "make check"
+tree=$ktree
 out=$top/build/out-check
 sphinx_dir=$top/build/sphinx-check
 log_dir=$out/logs

@@ -18,7 +18,10 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-tarball=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+# shellcheck source=scripts/kernel.sh
+. "$top/scripts/kernel.sh"
+kneeds_ours "make patch"
+tarball=$ktarball
 flavour=${CHECK_FLAVOUR:-debug}
 base=$top/build/patch-base
 stages=$top/build/patch-stages

@@ -29,6 +29,9 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/kernel.sh
+. "$top/scripts/kernel.sh"
+kneeds_ours "make test-mutants"
 out=$top/build/mutants
 tree=$out/tree
 names=("$@")

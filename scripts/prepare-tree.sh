@@ -1,21 +1,27 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Unpack the Debian linux-source-6.12 tarball into build/ (once) and put the
-# project's files in place of the tree's own p2pdma files as symlinks, so
-# that editing one of ours makes the next kernel build recompile it.
+# Unpack the Debian linux-source tarball of $KERNEL (scripts/kernel.sh)
+# into build/ (once) and put the project's files in place of the tree's
+# own p2pdma files as symlinks, so that editing one of ours makes the next
+# kernel build recompile it.
 #
 # Our core is the directory drivers/pci/p2pdma/ (one file per role), built
 # in place of the tree's p2pdma.c, which stays in the tree unbuilt.
 #
 # Usage: scripts/prepare-tree.sh [--pristine]
 #   --pristine  build the tree's own p2pdma.c/pci-p2pdma.h again (for
-#               benchmarks and the differential tests)
+#               benchmarks and the differential tests); a kernel whose
+#               core is not ported yet (kcore=tree) is always prepared so
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-tarball=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
-tree=$top/build/linux-source-6.12
+# shellcheck source=scripts/kernel.sh
+. "$top/scripts/kernel.sh"
+tarball=$ktarball
+tree=$ktree
+mode=${1:-}
+[ "$kcore" = ours ] || mode=--pristine
 # Files of ours that replace the tree's own, as paths inside the tree.
 overlay="include/linux/pci-p2pdma.h"
 # The tree's own files, kept aside when it is unpacked.
@@ -30,17 +36,17 @@ if [ ! -f "$tree/.unpacked" ]; then
 	# Keep the tree's own files aside, for 'make bench' and for reference
 	# builds; nothing of ours reads them.
 	for f in $pristine; do
-		mkdir -p "$top/build/pristine/$(dirname "$f")"
-		cp -p "$tree/$f" "$top/build/pristine/$f"
+		mkdir -p "$kpristine/$(dirname "$f")"
+		cp -p "$tree/$f" "$kpristine/$f"
 	done
 	touch "$tree/.unpacked"
 fi
 
 for f in $overlay; do
-	if [ "${1:-}" = --pristine ]; then
+	if [ "$mode" = --pristine ]; then
 		[ -L "$tree/$f" ] || continue
 		rm -f "$tree/$f"
-		cp -p "$top/build/pristine/$f" "$tree/$f"
+		cp -p "$kpristine/$f" "$tree/$f"
 		touch "$tree/$f"
 	elif [ -f "$top/$f" ] && [ "$(readlink "$tree/$f" 2>/dev/null)" != "$top/$f" ]; then
 		ln -sfn "$top/$f" "$tree/$f"
@@ -53,7 +59,7 @@ done
 # file that is gone: put the tree's own back.
 if [ -L "$tree/drivers/pci/p2pdma.c" ]; then
 	rm -f "$tree/drivers/pci/p2pdma.c"
-	cp -p "$top/build/pristine/drivers/pci/p2pdma.c" "$tree/drivers/pci/p2pdma.c"
+	cp -p "$kpristine/drivers/pci/p2pdma.c" "$tree/drivers/pci/p2pdma.c"
 fi
 
 # Our core: a real directory of per-file links, so that "../pci.h"
@@ -71,7 +77,7 @@ done
 # The Makefile is replaced, not edited in place: scripts/test-upstream.sh
 # shares it through hard links.
 mk=$tree/drivers/pci/Makefile
-if [ "${1:-}" = --pristine ]; then
+if [ "$mode" = --pristine ]; then
 	from='p2pdma/' to='p2pdma.o'
 else
 	from='p2pdma.o' to='p2pdma/'
@@ -119,26 +125,26 @@ ln -sfn "$top/include/uapi/linux/p2pmem.h" "$tree/include/uapi/linux/p2pmem.h"
 
 # The mm patch of the series (mm/hmm-p2p.diff: HMM P2P for device-private
 # pages), applied to copies of the tree's own files (kept in
-# build/pristine/ the first time) whenever the diff changes. A file is
+# $kpristine the first time) whenever the diff changes. A file is
 # replaced only if its patched text differs, never edited in place (the
 # trees share hard links): a change to mm/hmm.c alone does not rebuild
 # what includes the headers. It stays with --pristine: it changes nothing
 # for a caller that does not ask for it, as no 6.12 caller does, and
 # taking it out would rebuild every object that includes memremap.h.
-mmdiff=$top/mm/hmm-p2p.diff
+mmdiff=$kmmdiff
 stamp=$tree/.hmm-p2p.applied
-sum=$(sha1sum <"$mmdiff")
-if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
+sum=$([ -z "$mmdiff" ] || sha1sum <"$mmdiff")
+if [ -n "$mmdiff" ] && [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
 	work=$(mktemp -d)
 	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$mmdiff" > "$work/.files"
 	while read -r f; do
-		if [ ! -f "$top/build/pristine/$f" ]; then
+		if [ ! -f "$kpristine/$f" ]; then
 			[ ! -f "$stamp" ] || { echo "prepare-tree: no pristine $f" >&2; exit 1; }
-			mkdir -p "$top/build/pristine/$(dirname "$f")"
-			cp -p "$tree/$f" "$top/build/pristine/$f"
+			mkdir -p "$kpristine/$(dirname "$f")"
+			cp -p "$tree/$f" "$kpristine/$f"
 		fi
 		mkdir -p "$work/$(dirname "$f")"
-		cp "$top/build/pristine/$f" "$work/$f"
+		cp "$kpristine/$f" "$work/$f"
 	done < "$work/.files"
 	patch -s -p1 -d "$work" --no-backup-if-mismatch <"$mmdiff"
 	while read -r f; do

@@ -6,10 +6,10 @@
 # tests/machines) on two debug kernels built from the same tree and
 # configuration, then one table: case | ours | 6.12.
 #
-#   ours  build/out-debug, the kernel of `make test`
+#   ours  build/out-$KERNEL-debug, the kernel of `make test`
 #   6.12  build/out-upstream-debug, with the tree's own p2pdma.c and
 #         pci-p2pdma.h, put back for the build by prepare-tree.sh
-#         --pristine (copies from build/pristine, never into this
+#         --pristine (copies from build/pristine-$KERNEL, never into this
 #         repository) and replaced by ours right after; it starts as a
 #         copy of ours, so only what the two files touch is rebuilt
 #
@@ -26,8 +26,10 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/kernel.sh
+. "$top/scripts/kernel.sh"
 outdir=$top/build/test-upstream
-ours=$top/build/out-debug
+ours=$(kout debug)
 up=$top/build/out-upstream-debug
 build=1 boot=1
 while getopts nt opt; do
@@ -51,13 +53,13 @@ if [ "$build" = 1 ]; then
 	# (tests/upstream-guest-differences). make, not build-kernel.sh,
 	# which would link our files into the tree again before building.
 	cp "$ours/.config" "$up/.config"
-	"$top/build/linux-source-6.12/scripts/config" --file "$up/.config" \
+	"$ktree/scripts/config" --file "$up/.config" \
 		-d PCI_P2PDMA_TEST_IMPORTER -d PCI_P2PDMA_TEST_HMM
 	# Our files go back whatever happens to the 6.12 build.
 	trap '"$top/scripts/prepare-tree.sh"' EXIT
 	"$top/scripts/prepare-tree.sh" --pristine
-	make -s -C "$top/build/linux-source-6.12" O="$up" olddefconfig
-	make -s -C "$top/build/linux-source-6.12" O="$up" -j"$(nproc)" bzImage
+	make -s -C "$ktree" O="$up" olddefconfig
+	make -s -C "$ktree" O="$up" -j"$(nproc)" bzImage
 	"$top/scripts/prepare-tree.sh"
 	trap - EXIT
 	# Only ours has p2p_policy_seq_begin() (drivers/pci/p2pdma/).

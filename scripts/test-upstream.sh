@@ -11,7 +11,7 @@
 #         prepare-tree.sh leaves it),
 #         build/kunit-bb-ours
 #   6.12  the tree's own p2pdma.c/pci-p2pdma.h, put back for the build by
-#         prepare-tree.sh --pristine (copies from build/pristine, never into
+#         prepare-tree.sh --pristine (copies from build/pristine-$KERNEL, never into
 #         this repository) and replaced by ours again right after; our
 #         Kconfig stays, so the suite's symbol exists; build/kunit-bb-upstream
 #
@@ -39,7 +39,10 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-tree=$top/build/linux-source-6.12
+# shellcheck source=scripts/kernel.sh
+. "$top/scripts/kernel.sh"
+kneeds_ours "make test-upstream"
+tree=$ktree
 outdir=$top/build/test-upstream
 kunitconfig=$top/drivers/pci/p2pdma/tests/blackbox.kunitconfig
 bd_ours=$top/build/kunit-bb-ours

@@ -32,6 +32,9 @@ set -uo pipefail
 # shellcheck source=tests/judge.sh
 . "$(dirname "$0")/judge.sh"
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/kernel.sh
+. "$top/scripts/kernel.sh"
+kneeds_ours "make test"
 timeout=${TEST_TIMEOUT:-2700}
 jobs=${P2P_JOBS:-5}
 runs=$top/build/test-runs
@@ -67,7 +70,7 @@ echo "TAP version 13"
 # The kernel under test must be built from our P2PDMA core (the directory
 # drivers/pci/p2pdma/) and header, not the tree's p2pdma.c.
 flavour=${TEST_FLAVOUR:-debug}
-tree=$top/build/linux-source-6.12 out=$top/build/out-$flavour
+tree=$ktree out=$(kout "$flavour")
 ours_built() {
 	local f
 	[ "$(readlink "$tree/include/linux/pci-p2pdma.h")" = "$top/include/linux/pci-p2pdma.h" ] || return 1
@@ -147,7 +150,7 @@ wall0=$(date +%s)
 # every case must also hold on one CPU (tests/judge.sh, judge_kunitpy).
 if [ "$full" = 1 ] && [ "$flavour" = debug ] && [ -z "${TEST_KERNEL:-}" ]; then
 	: > "$runs/kunitpy.expected"
-	echo "# running kunit.py exec on build/out-$flavour"
+	echo "# running kunit.py exec on ${out#"$top"/}"
 	(
 		start=$(date +%s)
 		# kunit.py leaves the kernel's log there: none from an older

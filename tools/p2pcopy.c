@@ -5,11 +5,14 @@
  * through host RAM for comparison, and report the throughput.
  *
  * Usage: p2pcopy (-m BDF | -r) -s SRC -d DST -n BYTES [-c CHUNK]
- *                [-S SRC_OFFSET] [-D DST_OFFSET]
+ *                [-S SRC_OFFSET] [-D DST_OFFSET] [-E EREMOTEIO|EINVAL]
  *
- * Exit status: 0 copied; 3 the read into the buffer was refused with
- * EREMOTEIO; 4 the write from the buffer was refused with EREMOTEIO;
- * 1 any other failure; 2 bad usage.
+ * Exit status: 0 copied; 3 the read into the buffer was refused; 4 the
+ * write from the buffer was refused; 1 any other failure; 2 bad usage.
+ * Refused means failed with the errno the block layer gives an I/O whose
+ * P2P memory the disk cannot reach: -E names it (EREMOTEIO, the default,
+ * in Linux 6.12; EINVAL in 7.3, whose blk-mq-dma fails such a request
+ * with BLK_STS_INVAL).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,7 +27,8 @@
 static void print_usage(void)
 {
 	fputs("usage: p2pcopy (-m BDF | -r) -s SRC -d DST -n BYTES\n"
-	      "               [-c CHUNK] [-S SRC_OFFSET] [-D DST_OFFSET]\n", stderr);
+	      "               [-c CHUNK] [-S SRC_OFFSET] [-D DST_OFFSET]\n"
+	      "               [-E EREMOTEIO|EINVAL]\n", stderr);
 	exit(2);
 }
 
@@ -40,12 +44,12 @@ int main(int argc, char **argv)
 {
 	const char *bdf = NULL, *src = NULL, *dst = NULL;
 	unsigned long long bytes = 0, chunk = 1 << 20, soff = 0, doff = 0, done;
-	int ram = 0, opt, sfd, dfd;
+	int ram = 0, refused = EREMOTEIO, opt, sfd, dfd;
 	char path[256];
 	double t0, t;
 	void *buf;
 
-	while ((opt = getopt(argc, argv, "m:rs:d:n:c:S:D:")) != -1) {
+	while ((opt = getopt(argc, argv, "m:rs:d:n:c:S:D:E:")) != -1) {
 		switch (opt) {
 		case 'm':
 			bdf = optarg;
@@ -70,6 +74,14 @@ int main(int argc, char **argv)
 			break;
 		case 'D':
 			doff = strtoull(optarg, NULL, 0);
+			break;
+		case 'E':
+			if (!strcmp(optarg, "EREMOTEIO"))
+				refused = EREMOTEIO;
+			else if (!strcmp(optarg, "EINVAL"))
+				refused = EINVAL;
+			else
+				print_usage();
 			break;
 		default:
 			print_usage();
@@ -116,14 +128,14 @@ int main(int argc, char **argv)
 			fprintf(stderr, "p2pcopy: read %s at %llu into %s: %s (errno %d)\n", src,
 				soff + done, ram ? "RAM" : bdf, n < 0 ? strerror(errno) : "short",
 				n < 0 ? errno : 0);
-			return n < 0 && errno == EREMOTEIO ? 3 : 1;
+			return n < 0 && errno == refused ? 3 : 1;
 		}
 		n = pwrite(dfd, buf, chunk, doff + done);
 		if (n != (ssize_t)chunk) {
 			fprintf(stderr, "p2pcopy: write %s at %llu from %s: %s (errno %d)\n", dst,
 				doff + done, ram ? "RAM" : bdf, n < 0 ? strerror(errno) : "short",
 				n < 0 ? errno : 0);
-			return n < 0 && errno == EREMOTEIO ? 4 : 1;
+			return n < 0 && errno == refused ? 4 : 1;
 		}
 	}
 	if (fdatasync(dfd)) {

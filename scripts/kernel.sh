@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Which kernel a target builds against, sourced by every script that
+# touches a kernel tree (after it set $top). KERNEL (make's variable,
+# exported to every recipe) names it; everything that depends on it is
+# set here, and nowhere else:
+#   ktree      the unpacked tree, build/linux-source-$KERNEL
+#   ktarball   Debian's linux-source tarball it is unpacked from
+#   kpristine  the tree's own files we replace, kept aside at unpacking
+#   kmmdiff    the mm patch of the series for this kernel, or empty
+#   kcore      "ours" if the kernel builds our core, "tree" if its own
+#   krefused   the errno of an O_DIRECT I/O whose P2P memory the disk
+#              cannot reach (the block layer's choice, not the core's);
+#              qemu/run.sh gives it to the guest as P2P_REFUSED_ERRNO
+#   kout       kout FLAVOUR: the build directory of a kernel flavour
+# config/$KERNEL/ holds the configuration lines only one kernel knows
+# (scripts/build-kernel.sh merges them after the flavour's fragment).
+#
+# 6.12 builds our core. 7.3 builds its own drivers/pci/p2pdma.c until
+# ours is ported (issue 47): our Kconfig, p2pmem-bar and the harness run
+# on it, which is what `make run KERNEL=7.3` proves.
+# shellcheck shell=bash
+# The scripts that source this file read what it sets, and set $top.
+# shellcheck disable=SC2034,SC2154
+
+KERNEL=${KERNEL:-6.12}
+case $KERNEL in
+6.12)
+	ktarball=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+	kmmdiff=$top/mm/hmm-p2p.diff
+	kcore=ours
+	krefused=EREMOTEIO
+	;;
+7.3)
+	ktarball=${LINUX_TARBALL:-$top/build/src/linux-source-7.3.tar.xz}
+	kmmdiff=
+	kcore=tree
+	# blk_rq_dma_map_iter_start(): BLK_STS_INVAL.
+	krefused=EINVAL
+	;;
+*)
+	echo "KERNEL=$KERNEL: no such kernel (6.12 or 7.3)" >&2
+	exit 2
+	;;
+esac
+ktree=$top/build/linux-source-$KERNEL
+kpristine=$top/build/pristine-$KERNEL
+kout() { echo "$top/build/out-$KERNEL-$1"; }
+export KERNEL
+
+# A target that needs our core on the kernel (every one but make run and
+# make kernel-release, until 7.3's port lands) stops with why.
+kneeds_ours() {
+	[ "$kcore" = ours ] && return 0
+	echo "$1: KERNEL=$KERNEL still builds the tree's own P2PDMA core (issue 47); only make run runs on it" >&2
+	exit 2
+}
