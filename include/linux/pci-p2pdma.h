@@ -8,12 +8,35 @@
 #ifndef _LINUX_PCI_P2PDMA_H
 #define _LINUX_PCI_P2PDMA_H
 
+/* Linux 6.12 keeps enum pci_p2pdma_map_type with the DMA mapping ops. */
+#include <linux/dma-map-ops.h>
 #include <linux/pci.h>
 
 struct dma_buf;
 struct scatterlist;
 
+/**
+ * struct p2pdma_provider - one memory BAR of a PCI function as P2P memory
+ * @owner: the PCI function's device
+ * @bus_offset: what to add to a CPU physical address in the BAR to get
+ *	its PCI bus address (non-zero where the host bridge translates,
+ *	pci_add_resource_offset())
+ *
+ * From pcim_p2pdma_provider(); valid while the function's driver stays
+ * bound. Callers read both fields (pci_p2pdma_bus_addr_map()).
+ */
+struct p2pdma_provider {
+	struct device *owner;
+	u64 bus_offset;
+};
+
 #ifdef CONFIG_PCI_P2PDMA
+/* Provider: a BAR for P2P access without pages (an MMIO dma-buf) */
+int pcim_p2pdma_init(struct pci_dev *pdev);
+struct p2pdma_provider *pcim_p2pdma_provider(struct pci_dev *pdev, int bar);
+enum pci_p2pdma_map_type pci_p2pdma_map_type(struct p2pdma_provider *provider,
+					     struct device *dev);
+
 /* Orchestrator: choose memory that every client can reach */
 int pci_p2pdma_distance_many(struct pci_dev *provider, struct device **clients,
 			     int num_clients, bool verbose);
@@ -56,6 +79,23 @@ static inline int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar,
 					  size_t size, u64 offset)
 {
 	return -EOPNOTSUPP;
+}
+
+static inline int pcim_p2pdma_init(struct pci_dev *pdev)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline struct p2pdma_provider *pcim_p2pdma_provider(struct pci_dev *pdev,
+							   int bar)
+{
+	return NULL;
+}
+
+static inline enum pci_p2pdma_map_type
+pci_p2pdma_map_type(struct p2pdma_provider *provider, struct device *dev)
+{
+	return PCI_P2PDMA_MAP_NOT_SUPPORTED;
 }
 
 static inline void pci_p2pmem_publish(struct pci_dev *pdev, bool publish)
@@ -127,6 +167,25 @@ static inline struct dma_buf *pci_p2pmem_export(struct pci_dev *provider,
 	return ERR_PTR(-EOPNOTSUPP);
 }
 #endif
+
+/**
+ * pci_p2pdma_bus_addr_map() - the PCI bus address of a CPU physical address
+ * @provider: the BAR's provider (pcim_p2pdma_provider())
+ * @paddr: a CPU physical address inside that BAR
+ *
+ * For a client that pci_p2pdma_map_type() gave %PCI_P2PDMA_MAP_BUS_ADDR:
+ * the address to program it with (PCIe r6.0 sec 1.3.3: a switch routes the
+ * request by this address). No check that @paddr lies in the BAR.
+ *
+ * Context: any.
+ *
+ * Return: the bus address.
+ */
+static inline dma_addr_t pci_p2pdma_bus_addr_map(struct p2pdma_provider *provider,
+						 phys_addr_t paddr)
+{
+	return paddr + provider->bus_offset;
+}
 
 /*
  * Single-client forms of the two orchestrator queries, used by drivers

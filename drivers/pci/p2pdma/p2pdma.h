@@ -90,6 +90,11 @@ struct p2p_cpu_cache {
 
 /* Per-provider state, reached through pdev->p2pdma under RCU. */
 struct pci_p2pdma {
+	/*
+	 * The providers of the memory BARs (pcim_p2pdma_provider()), set
+	 * with the state and unchanged after; owner NULL for other BARs.
+	 */
+	struct p2pdma_provider mem[PCI_STD_NUM_BARS];
 	struct gen_pool *pool;	/* free P2P memory; chunk owner = p2p_region */
 	/*
 	 * p2p_region, added at the tail under p2p_setup_lock and never

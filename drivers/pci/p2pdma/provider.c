@@ -153,7 +153,7 @@ DEFINE_MUTEX(p2p_setup_lock);
 VISIBLE_IF_KUNIT struct pci_p2pdma *p2p_provider_setup(struct pci_dev *pdev)
 {
 	struct pci_p2pdma *p2p;
-	int cpu, ret;
+	int bar, cpu, ret;
 
 	lockdep_assert_held(&p2p_setup_lock);
 
@@ -169,6 +169,14 @@ VISIBLE_IF_KUNIT struct pci_p2pdma *p2p_provider_setup(struct pci_dev *pdev)
 	INIT_LIST_HEAD(&p2p->regions);
 	INIT_LIST_HEAD(&p2p->published_node);
 	p2p->pdev = pdev;
+	for (bar = 0; bar < PCI_STD_NUM_BARS; bar++) {
+		if (!(pci_resource_flags(pdev, bar) & IORESOURCE_MEM) ||
+		    !pci_resource_len(pdev, bar))
+			continue;
+		p2p->mem[bar].owner = &pdev->dev;
+		p2p->mem[bar].bus_offset = pci_bus_address(pdev, bar) -
+					   pci_resource_start(pdev, bar);
+	}
 	p2p->pool = devm_gen_pool_create(&pdev->dev, PAGE_SHIFT,
 					 dev_to_node(&pdev->dev), NULL);
 	if (IS_ERR(p2p->pool))
@@ -183,14 +191,70 @@ VISIBLE_IF_KUNIT struct pci_p2pdma *p2p_provider_setup(struct pci_dev *pdev)
 	ret = devm_add_action_or_reset(&pdev->dev, p2p_provider_release, pdev);
 	if (ret)
 		return ERR_PTR(ret);
-
-	ret = sysfs_create_group(&pdev->dev.kobj, &p2pmem_group);
-	if (ret)
-		pci_warn(pdev, "P2PDMA: no p2pmem sysfs files (%d)\n", ret);
-	else
-		p2p->sysfs_added = true;
 	return p2p;
 }
+
+/**
+ * pcim_p2pdma_init() - give a PCI function the P2P state of its BARs
+ * @pdev: the function, bound to the calling driver
+ *
+ * Makes a provider of each memory BAR of @pdev, which
+ * pcim_p2pdma_provider() returns, so that a driver can hand out P2P
+ * access to BAR ranges that have no struct pages (a dma-buf of MMIO, as
+ * vfio-pci and RDMA drivers export). No page is created, nothing is
+ * added to a pool, and no p2pmem sysfs file appears:
+ * pci_p2pdma_add_resource() does those. Calling it again, or after
+ * pci_p2pdma_add_resource(), does nothing more.
+ *
+ * The state is device-managed: it goes when the driver unbinds, and with
+ * it every provider of @pdev.
+ *
+ * Context: process context, may sleep (takes the mutex that serialises
+ * registrations); from the driver's probe or later while it is bound.
+ *
+ * Return: 0 on success, -ENOMEM if the state cannot be allocated, or the
+ * error of adding its device-managed release.
+ */
+int pcim_p2pdma_init(struct pci_dev *pdev)
+{
+	struct pci_p2pdma *p2p;
+
+	mutex_lock(&p2p_setup_lock);
+	p2p = p2p_provider_setup(pdev);
+	mutex_unlock(&p2p_setup_lock);
+	return PTR_ERR_OR_ZERO(p2p);
+}
+EXPORT_SYMBOL_GPL(pcim_p2pdma_init);
+
+/**
+ * pcim_p2pdma_provider() - the P2P provider of one BAR
+ * @pdev: a function whose driver called pcim_p2pdma_init() or
+ *	pci_p2pdma_add_resource()
+ * @bar: index of a memory BAR (0 to 5, PCIe r6.0 sec 7.5.1.2.1)
+ *
+ * The provider names the owner (&@pdev->dev) and the offset of the BAR's
+ * PCI bus addresses from its CPU physical addresses, for
+ * pci_p2pdma_map_type() and pci_p2pdma_bus_addr_map().
+ *
+ * Context: any; does not sleep. The provider stays valid until the
+ * driver of @pdev unbinds.
+ *
+ * Return: the provider, or NULL if @pdev has no P2P state, @bar is out of
+ * range, or it is not a memory BAR of non-zero size.
+ */
+struct p2pdma_provider *pcim_p2pdma_provider(struct pci_dev *pdev, int bar)
+{
+	struct pci_p2pdma *p2p;
+
+	if (bar < 0 || bar >= PCI_STD_NUM_BARS)
+		return NULL;
+	guard(rcu)();
+	p2p = rcu_dereference(pdev->p2pdma);
+	if (!p2p || !p2p->mem[bar].owner)
+		return NULL;
+	return &p2p->mem[bar];
+}
+EXPORT_SYMBOL_GPL(pcim_p2pdma_provider);
 
 /*
  * pgmap callback: the last reference to a page mapped to userspace went.
@@ -356,6 +420,14 @@ int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar, size_t size,
 	if (IS_ERR(p2p)) {
 		ret = PTR_ERR(p2p);
 		goto out_unlock;
+	}
+	if (!p2p->sysfs_added) {
+		ret = sysfs_create_group(&pdev->dev.kobj, &p2pmem_group);
+		if (ret)
+			pci_warn(pdev, "P2PDMA: no p2pmem sysfs files (%d)\n",
+				 ret);
+		else
+			p2p->sysfs_added = true;
 	}
 
 	span.first = pci_bus_address(pdev, bar) + offset;

@@ -517,6 +517,42 @@ pci_p2pdma_map_segment(struct pci_p2pdma_map_state *state, struct device *dev,
 	return PCI_P2PDMA_MAP_BUS_ADDR;
 }
 
+/**
+ * pci_p2pdma_map_type() - how a device reaches a provider's BAR
+ * @provider: a BAR of a PCI function, from pcim_p2pdma_provider()
+ * @dev: the device that will DMA to or from that BAR; it must be a PCI
+ *	function (as for pci_p2pdma_map_segment(), no PCI ancestor is
+ *	looked for)
+ *
+ * For exporters that map the BAR for another device without struct
+ * pages (a dma-buf of MMIO ranges): %PCI_P2PDMA_MAP_BUS_ADDR, program
+ * @dev with bus addresses (pci_p2pdma_bus_addr_map()); with
+ * %PCI_P2PDMA_MAP_THRU_HOST_BRIDGE, map the CPU physical addresses with
+ * the DMA API; %PCI_P2PDMA_MAP_NOT_SUPPORTED, @dev must not be given the
+ * memory. The rules are those of pci_p2pdma_distance() (ACS, host bridges,
+ * pci_p2pdma.host_bridges=, Documentation/driver-api/pci/p2pdma.rst);
+ * the verdict is the one cached for the pair, as the DMA mapping path
+ * uses it.
+ *
+ * Context: any, including atomic; does not sleep. @provider must stay
+ * valid, which it does while the driver of its PCI function stays bound.
+ *
+ * Return: the map type; %PCI_P2PDMA_MAP_NOT_SUPPORTED also when @dev is
+ * not a PCI function.
+ */
+enum pci_p2pdma_map_type pci_p2pdma_map_type(struct p2pdma_provider *provider,
+					     struct device *dev)
+{
+	struct p2p_route r;
+
+	if (!dev_is_pci(dev))
+		return PCI_P2PDMA_MAP_NOT_SUPPORTED;
+	p2p_route_get_pci(to_pci_dev(provider->owner), to_pci_dev(dev), &r,
+			  false);
+	return r.map;
+}
+EXPORT_SYMBOL_GPL(pci_p2pdma_map_type);
+
 /*
  * pci_p2pdma.host_bridges=: host-bridge-policy.c parses and keeps the
  * rules; a change also drops every cached verdict here, and then

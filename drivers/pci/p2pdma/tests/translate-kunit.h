@@ -13,13 +13,15 @@
  *   7e57:00 (Intel 0x2020), window CPU xl_fp->window -> bus XL_BUS_BASE
  *     root port 1 - switch: DSP0 - P (BAR 0: 64-bit, XL_BAR_SIZE)
  *                           DSP1 - Q
- *     root port 2 - R
+ *     root port 2 - R (BAR 0: 64-bit, XL_BAR_SIZE)
  */
 
 #include "p2pdma-kunit.h"
 
 static const struct fake_line xl_bars[] = {
 	FAKE_BAR64_LINE(XL_P, XL_BAR_AT, XL_BAR_SIZE),
+	/* Just above P's: a BAR that only gets a provider, never pages. */
+	FAKE_BAR64_LINE(XL_R, XL_BAR_AT + XL_BAR_SIZE, XL_BAR_SIZE),
 };
 
 static struct fake_pci *xl_fp;
@@ -382,10 +384,107 @@ static void xl_registration_test(struct kunit *test)
 	pci_free_p2pmem(p, b, XL_SIZE);
 }
 
+/*
+ * P's BAR 0 has a provider of its own, made with the P2P state by the
+ * registration: owned by P, with the window's offset, as the pages'
+ * translation has. Every other index has none (BAR 1 is the upper half of
+ * the 64-bit BAR 0). pcim_p2pdma_init() after a registration changes
+ * nothing.
+ */
+static void xl_provider_test(struct kunit *test)
+{
+	struct pci_dev *p = xl_p->pdev;
+	struct p2pdma_provider *mem;
+	int bar;
+
+	mem = pcim_p2pdma_provider(p, 0);
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+	KUNIT_EXPECT_PTR_EQ(test, mem->owner, &p->dev);
+	KUNIT_EXPECT_EQ(test, mem->bus_offset,
+			(u64)XL_BUS_BASE - xl_fp->window.start);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_bus_addr_map(mem, xl_cpu_base()),
+			(dma_addr_t)xl_bus_base());
+	KUNIT_EXPECT_EQ(test, pcim_p2pdma_init(p), 0);
+	KUNIT_EXPECT_PTR_EQ(test, pcim_p2pdma_provider(p, 0), mem);
+	for (bar = 1; bar < PCI_STD_NUM_BARS; bar++)
+		KUNIT_EXPECT_NULL_MSG(test, pcim_p2pdma_provider(p, bar),
+				      "BAR %d", bar);
+	KUNIT_EXPECT_NULL(test, pcim_p2pdma_provider(p, -1));
+	KUNIT_EXPECT_NULL(test, pcim_p2pdma_provider(p, PCI_STD_NUM_BARS));
+	/* Q has no P2P state at all. */
+	KUNIT_EXPECT_NULL(test, pcim_p2pdma_provider(xl_q->pdev, 0));
+}
+
+/*
+ * pci_p2pdma_map_type() gives a client the verdict the DMA mapping path
+ * uses for P's pages: bus address below the switch, through the host
+ * bridge from another root port, refused for a device that is not a PCI
+ * function.
+ */
+static void xl_provider_map_type_test(struct kunit *test)
+{
+	struct p2pdma_provider *mem = pcim_p2pdma_provider(xl_p->pdev, 0);
+	struct device *plain = kunit_device_register(test, "p2pdma-not-pci");
+	struct scatterlist sg;
+	pci_bus_addr_t bus;
+	phys_addr_t cpu;
+
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(plain));
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_map_type(mem, &xl_q->pdev->dev), BUS);
+	KUNIT_EXPECT_EQ(test, xl_map(test, xl_q, &sg, &cpu, &bus), BUS);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_bus_addr_map(mem, cpu),
+			sg_dma_address(&sg));
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_map_type(mem, &xl_r->pdev->dev), THRU);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_map_type(mem, plain), REFUSED);
+}
+
+/*
+ * pcim_p2pdma_init() alone: R's memory BAR gets a provider, with no pages,
+ * no pool memory and no p2pmem sysfs directory; a second call changes
+ * nothing; the unbind (the release of the device's resources) takes the
+ * state, and the provider, away.
+ */
+static void xl_provider_without_pages_test(struct kunit *test)
+{
+	struct pci_dev *r = xl_r->pdev;
+	struct p2pdma_provider *mem;
+	struct kernfs_node *grp;
+	void *devres_grp;
+
+	KUNIT_ASSERT_NULL(test, rcu_access_pointer(r->p2pdma));
+	KUNIT_EXPECT_NULL(test, pcim_p2pdma_provider(r, 0));
+	devres_grp = devres_open_group(&r->dev, NULL, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, devres_grp);
+	KUNIT_ASSERT_EQ(test, pcim_p2pdma_init(r), 0);
+	mem = pcim_p2pdma_provider(r, 0);
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+	KUNIT_EXPECT_EQ(test, pcim_p2pdma_init(r), 0);
+	KUNIT_EXPECT_PTR_EQ(test, pcim_p2pdma_provider(r, 0), mem);
+	KUNIT_EXPECT_PTR_EQ(test, mem->owner, &r->dev);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_bus_addr_map(mem, pci_resource_start(r, 0)),
+			(dma_addr_t)(XL_BUS_BASE + XL_BAR_AT + XL_BAR_SIZE));
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_map_type(mem, &xl_p->pdev->dev), THRU);
+	KUNIT_EXPECT_NULL(test, pcim_p2pdma_provider(r, 1));
+	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(r));
+	KUNIT_EXPECT_NULL(test, pci_alloc_p2pmem(r, PAGE_SIZE));
+	grp = r->dev.kobj.sd ? kernfs_find_and_get(r->dev.kobj.sd, "p2pmem") :
+			       NULL;
+	KUNIT_EXPECT_NULL_MSG(test, grp, "p2pmem/ without registered memory");
+	kernfs_put(grp);
+
+	devres_release_group(&r->dev, devres_grp);
+	KUNIT_EXPECT_NULL(test, rcu_access_pointer(r->p2pdma));
+	KUNIT_EXPECT_NULL(test, pcim_p2pdma_provider(r, 0));
+}
+
 static struct kunit_case p2pdma_translate_cases[] = {
 	KUNIT_CASE(xl_virt_to_bus_test),
 	KUNIT_CASE(xl_map_bus_address_test),
 	KUNIT_CASE(xl_map_thru_host_bridge_test),
+	KUNIT_CASE(xl_provider_test),
+	KUNIT_CASE(xl_provider_map_type_test),
+	KUNIT_CASE(xl_provider_without_pages_test),
 	KUNIT_CASE_PARAM(xl_registration_fault_test, xl_fault_gen_params),
 	/* Last: it leaves a second range registered, first in the pool. */
 	KUNIT_CASE(xl_registration_test),
