@@ -25,8 +25,6 @@
 
 #include "p2pdma.h"
 
-MODULE_IMPORT_NS(DMA_BUF);
-
 /*
  * May userspace export from @pdev? 0, -ENODEV if it has no P2P memory or
  * its driver is unbinding, -EACCES if it did not publish its memory.

@@ -186,7 +186,7 @@ not_decoding:
  */
 long p2p_clean_batch(void *kaddr, unsigned long npages, unsigned long done)
 {
-	struct p2p_region *region = to_p2p_region(virt_to_page(kaddr)->pgmap);
+	struct p2p_region *region = p2p_page_region(virt_to_page(kaddr));
 	unsigned long n = min(npages - done, P2P_MAP_BATCH);
 	int ret;
 

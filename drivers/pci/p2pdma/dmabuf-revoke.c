@@ -52,8 +52,6 @@
 #include "../pci.h"
 #include "p2pdma.h"
 
-MODULE_IMPORT_NS(DMA_BUF);
-
 /*
  * A wait for fences, importers or pins names what it waits for after the
  * first period, then after every later one.

@@ -57,8 +57,6 @@
 #include "../pci.h"
 #include "p2pdma.h"
 
-MODULE_IMPORT_NS(DMA_BUF);
-
 /* Longest segment of a mapping: also bounded by the device's limit. */
 #define P2P_DMABUF_MAX_SEG	SZ_1G
 

@@ -127,6 +127,7 @@ struct p2p_region {
 	struct dev_pagemap pgmap;
 	struct pci_dev *provider;
 	u64 bus_offset;		/* PCI bus address minus CPU physical address */
+	struct p2pdma_provider *mem;	/* its BAR's, in the provider's state */
 	struct list_head node;	/* in pci_p2pdma.regions */
 	unsigned long kaddr;	/* kernel address of the first page */
 	unsigned long npages;
@@ -136,6 +137,15 @@ struct p2p_region {
 static inline struct p2p_region *to_p2p_region(struct dev_pagemap *pgmap)
 {
 	return container_of(pgmap, struct p2p_region, pgmap);
+}
+
+/*
+ * The range a P2P page belongs to: the one place that reads a page's
+ * pgmap (Linux 7.3 reads it with page_pgmap()).
+ */
+static inline struct p2p_region *p2p_page_region(const struct page *page)
+{
+	return to_p2p_region(page->pgmap);
 }
 
 /* Why a client cannot use a provider's memory; P2P_REACHABLE if it can. */

@@ -265,7 +265,7 @@ EXPORT_SYMBOL_GPL(pcim_p2pdma_provider);
  */
 void p2p_page_free(struct page *page)
 {
-	struct p2p_region *region = to_p2p_region(page->pgmap);
+	struct p2p_region *region = p2p_page_region(page);
 	unsigned long addr = (unsigned long)page_to_virt(page);
 	bool dirty = folio_test_clear_dirty(page_folio(page));
 	struct pci_p2pdma *p2p;
@@ -447,8 +447,8 @@ int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar, size_t size,
 		goto out_unlock;
 	}
 	region->provider = pdev;
-	region->bus_offset = pci_bus_address(pdev, bar) -
-			     pci_resource_start(pdev, bar);
+	region->mem = &p2p->mem[bar];
+	region->bus_offset = region->mem->bus_offset;
 	region->pgmap.range.start = start;
 	region->pgmap.range.end = start + size - 1;
 	region->pgmap.nr_range = 1;

@@ -213,6 +213,7 @@ static int p2pmem_allocate_mmap(struct file *filp,
 	size_t len = vma->vm_end - vma->vm_start;
 	unsigned long npages = len >> PAGE_SHIFT, i;
 	struct p2p_mmap_check *mc;
+	struct percpu_ref *ref;
 	void *kaddr;
 	int ret;
 
@@ -244,7 +245,8 @@ static int p2pmem_allocate_mmap(struct file *filp,
 	}
 	mc->pdev = pdev;
 	mc->file = get_file(filp);
-	mc->ref = &virt_to_page(kaddr)->pgmap->ref;
+	ref = &p2p_page_region(virt_to_page(kaddr))->pgmap.ref;
+	mc->ref = ref;
 	init_task_work(&mc->work, p2p_mmap_check_fn);
 	if (task_work_add(current, &mc->work, TWA_RESUME)) {
 		/* Only an exiting task refuses: it maps nothing any more. */
@@ -252,7 +254,7 @@ static int p2pmem_allocate_mmap(struct file *filp,
 		kfree(mc);
 		for (i = 0; i < npages; i++)
 			p2p_page_free(virt_to_page(kaddr + (i << PAGE_SHIFT)));
-		percpu_ref_put(&virt_to_page(kaddr)->pgmap->ref);
+		percpu_ref_put(ref);
 		return -EINTR;
 	}
 
