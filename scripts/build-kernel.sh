@@ -30,11 +30,8 @@ shift $(( $# < 2 ? $# : 2 ))
 [ $# -gt 0 ] || set -- bzImage
 [ -f "$top/config/$flavour.config" ] || { echo "build-kernel: no flavour '$flavour' (release, debug, kcsan, callers)" >&2; exit 2; }
 parent=$(sed -n 's/^# flavour-of: *\([a-z0-9-]*\)$/\1/p' "$top/config/$flavour.config")
-frags=()
-for f in base $parent "$flavour"; do
-	frags+=("$top/config/$f.config")
-	[ ! -f "$top/config/$KERNEL/$f.config" ] || frags+=("$top/config/$KERNEL/$f.config")
-done
+# shellcheck disable=SC2086  # no parent: no word
+mapfile -t frags < <(kfrags base $parent "$flavour")
 frags+=(${EXTRA_CONFIG:+"$EXTRA_CONFIG"})
 "$top/scripts/prepare-tree.sh"
 mkdir -p "$out"

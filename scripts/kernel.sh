@@ -13,6 +13,7 @@
 #              cannot reach (the block layer's choice, not the core's);
 #              qemu/run.sh gives it to the guest as P2P_REFUSED_ERRNO
 #   kout       kout FLAVOUR: the build directory of a kernel flavour
+#   kfrags     kfrags NAME...: configuration fragments, see below
 # config/$KERNEL/ holds the configuration lines only one kernel knows
 # (scripts/build-kernel.sh merges them after the flavour's fragment).
 #
@@ -46,6 +47,15 @@ esac
 ktree=$top/build/linux-source-$KERNEL
 kpristine=$top/build/pristine-$KERNEL
 kout() { echo "$top/build/out-$KERNEL-$1"; }
+# kfrags NAME...: the configuration fragments config/NAME.config, each
+# followed by config/$KERNEL/NAME.config where there is one.
+kfrags() {
+	local f
+	for f; do
+		echo "$top/config/$f.config"
+		[ ! -f "$top/config/$KERNEL/$f.config" ] || echo "$top/config/$KERNEL/$f.config"
+	done
+}
 export KERNEL
 
 # A target that needs our core on the kernel (every one but make run and

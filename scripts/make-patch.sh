@@ -429,7 +429,8 @@ gitb worktree add -q --detach "$check" base
 mkdir -p "$out"
 # The benchmark too, which no test kernel builds (it binds every ivshmem).
 echo 'CONFIG_PCI_P2PDMA_BENCH=y' >"$out/bench.config"
-frags=("$top/config/base.config" "$top/config/$flavour.config" "$out/bench.config")
+mapfile -t frags < <(kfrags base "$flavour")
+frags+=("$out/bench.config")
 for p in "$series"/*.patch; do
 	[ "${p##*/}" = 0000-cover-letter.patch ] && continue
 	start=$(date +%s)
