@@ -8,6 +8,8 @@
 #   ktarball   Debian's linux-source tarball it is unpacked from
 #   kpristine  the tree's own files we replace, kept aside at unpacking
 #   kmmdiff    the mm patch of the series for this kernel, or empty
+#   kbackport  the diff that backports our files to this kernel
+#              (backport/$KERNEL.diff), or empty for mainline's API
 #   kcore      "ours" if the kernel builds our core, "tree" if its own
 #   krefused   the errno of an O_DIRECT I/O whose P2P memory the disk
 #              cannot reach (the block layer's choice, not the core's);
@@ -29,12 +31,14 @@ case $KERNEL in
 6.12)
 	ktarball=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 	kmmdiff=$top/mm/hmm-p2p.diff
+	kbackport=$top/backport/6.12.diff
 	kcore=ours
 	krefused=EREMOTEIO
 	;;
 7.3)
 	ktarball=${LINUX_TARBALL:-$top/build/src/linux-source-7.3.tar.xz}
 	kmmdiff=
+	kbackport=
 	kcore=tree
 	# blk_rq_dma_map_iter_start(): BLK_STS_INVAL.
 	krefused=EINVAL

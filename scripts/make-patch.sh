@@ -63,7 +63,15 @@ sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$top/mm/hmm-p2p.diff" | while read -
 	gitb show "base:$f" >"$stages/mm-patched/$f"
 done
 patch -s -p1 -d "$stages/mm-patched" <"$top/mm/hmm-p2p.diff"
-python3 "$top/scripts/patch-stages.py" "$top" "$stages" "$stages"
+# Our files as this kernel gets them: a copy with its backport applied.
+src=$top
+if [ -n "$kbackport" ]; then
+	src=$stages/src
+	rsync -a --exclude=/build --exclude=/.git "$top/" "$src/"
+	patch -s -p1 -d "$src" --no-backup-if-mismatch -r - <"$kbackport" ||
+		{ echo "make-patch: ${kbackport#"$top"/} does not apply to our files" >&2; exit 1; }
+fi
+python3 "$top/scripts/patch-stages.py" "$src" "$stages" "$stages"
 
 # Subject and body of each patch, by stage name.
 message() {

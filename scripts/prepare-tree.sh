@@ -24,6 +24,12 @@ mode=${1:-}
 [ "$kcore" = ours ] || mode=--pristine
 # Files of ours that replace the tree's own, as paths inside the tree.
 overlay="include/linux/pci-p2pdma.h"
+# Files of ours that the backport to this kernel patches ($kbackport): the
+# tree gets patched copies of them (at the end), not links.
+backported=" "
+[ -z "$kbackport" ] ||
+	backported+="$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$kbackport" | tr '\n' ' ')"
+is_backported() { [[ "$backported" == *" $1 "* ]]; }
 # The tree's own files, kept aside when it is unpacked.
 pristine="drivers/pci/p2pdma.c include/linux/pci-p2pdma.h"
 
@@ -48,6 +54,8 @@ for f in $overlay; do
 		rm -f "$tree/$f"
 		cp -p "$kpristine/$f" "$tree/$f"
 		touch "$tree/$f"
+	elif is_backported "$f"; then
+		continue
 	elif [ -f "$top/$f" ] && [ "$(readlink "$tree/$f" 2>/dev/null)" != "$top/$f" ]; then
 		ln -sfn "$top/$f" "$tree/$f"
 		# Newer than every object built from the file it replaces.
@@ -67,6 +75,7 @@ fi
 core=$tree/drivers/pci/p2pdma
 mkdir -p "$core"
 for f in "$top"/drivers/pci/p2pdma/*; do
+	is_backported "drivers/pci/p2pdma/${f##*/}" && continue
 	[ "$(readlink "$core/${f##*/}" 2>/dev/null)" = "$f" ] || ln -sfn "$f" "$core/${f##*/}"
 done
 for f in "$core"/*; do
@@ -187,3 +196,30 @@ mkdir -p "$st"
 for f in "$top"/tools/testing/selftests/p2pdma/*; do
 	ln -sfn "$f" "$st/${f##*/}"
 done
+
+# The backport of our files to this kernel ($kbackport), applied to copies
+# of them whenever they or the diff change. A copy is replaced only if its
+# patched text differs, so that a build stays incremental. With --pristine
+# the tree's own header stays: only the other files are patched.
+if [ "$backported" != " " ]; then
+	work=$(mktemp -d)
+	for f in $backported; do
+		mkdir -p "$work/$(dirname "$f")"
+		cp "$top/$f" "$work/$f"
+	done
+	if ! patch -s -p1 -d "$work" --no-backup-if-mismatch -r - <"$kbackport"; then
+		rm -rf "$work"
+		echo "prepare-tree: ${kbackport#"$top"/} does not apply to our files" >&2
+		exit 1
+	fi
+	for f in $backported; do
+		if [ "$mode" = --pristine ] && [[ " $overlay " == *" $f "* ]]; then
+			continue
+		fi
+		if [ -L "$tree/$f" ] || ! cmp -s "$work/$f" "$tree/$f"; then
+			rm -f "$tree/$f"
+			mv "$work/$f" "$tree/$f"
+		fi
+	done
+	rm -rf "$work"
+fi
