@@ -14,6 +14,8 @@
 #   krefused   the errno of an O_DIRECT I/O whose P2P memory the disk
 #              cannot reach (the block layer's choice, not the core's);
 #              qemu/run.sh gives it to the guest as P2P_REFUSED_ERRNO
+#   is_backported PATH: the backport patches our file PATH (so the tree
+#              has a patched copy of it, not a link)
 #   kout       kout FLAVOUR: the build directory of a kernel flavour
 #   kfrags     kfrags NAME...: configuration fragments, see below
 # config/$KERNEL/ holds the configuration lines only one kernel knows
@@ -49,6 +51,10 @@ case $KERNEL in
 	;;
 esac
 ktree=$top/build/linux-source-$KERNEL
+kbackported=" "
+[ -z "$kbackport" ] ||
+	kbackported+="$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$kbackport" | tr '\n' ' ')"
+is_backported() { [[ "$kbackported" == *" $1 "* ]]; }
 kpristine=$top/build/pristine-$KERNEL
 kout() { echo "$top/build/out-$KERNEL-$1"; }
 # kfrags NAME...: the configuration fragments config/NAME.config, each

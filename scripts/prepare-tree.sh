@@ -24,12 +24,8 @@ mode=${1:-}
 [ "$kcore" = ours ] || mode=--pristine
 # Files of ours that replace the tree's own, as paths inside the tree.
 overlay="include/linux/pci-p2pdma.h"
-# Files of ours that the backport to this kernel patches ($kbackport): the
-# tree gets patched copies of them (at the end), not links.
-backported=" "
-[ -z "$kbackport" ] ||
-	backported+="$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$kbackport" | tr '\n' ' ')"
-is_backported() { [[ "$backported" == *" $1 "* ]]; }
+# Files of ours that the backport to this kernel patches (is_backported)
+# get patched copies in the tree (at the end), not links.
 # The tree's own files, kept aside when it is unpacked.
 pristine="drivers/pci/p2pdma.c include/linux/pci-p2pdma.h"
 
@@ -201,9 +197,9 @@ done
 # of them whenever they or the diff change. A copy is replaced only if its
 # patched text differs, so that a build stays incremental. With --pristine
 # the tree's own header stays: only the other files are patched.
-if [ "$backported" != " " ]; then
+if [ "$kbackported" != " " ]; then
 	work=$(mktemp -d)
-	for f in $backported; do
+	for f in $kbackported; do
 		mkdir -p "$work/$(dirname "$f")"
 		cp "$top/$f" "$work/$f"
 	done
@@ -212,7 +208,7 @@ if [ "$backported" != " " ]; then
 		echo "prepare-tree: ${kbackport#"$top"/} does not apply to our files" >&2
 		exit 1
 	fi
-	for f in $backported; do
+	for f in $kbackported; do
 		if [ "$mode" = --pristine ] && [[ " $overlay " == *" $f "* ]]; then
 			continue
 		fi

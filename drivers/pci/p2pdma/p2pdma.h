@@ -139,13 +139,10 @@ static inline struct p2p_region *to_p2p_region(struct dev_pagemap *pgmap)
 	return container_of(pgmap, struct p2p_region, pgmap);
 }
 
-/*
- * The range a P2P page belongs to: the one place that reads a page's
- * pgmap (Linux 7.3 reads it with page_pgmap()).
- */
+/* The range a P2P page belongs to: the one place that reads its pgmap. */
 static inline struct p2p_region *p2p_page_region(const struct page *page)
 {
-	return to_p2p_region(page->pgmap);
+	return to_p2p_region(page_pgmap(page));
 }
 
 /* Why a client cannot use a provider's memory; P2P_REACHABLE if it can. */

@@ -277,8 +277,14 @@ void p2p_page_free(struct page *page)
 	percpu_ref_put(&region->pgmap.ref);
 }
 
+/* A range's pages are order 0: each folio is one page. */
+static void p2p_folio_free(struct folio *folio)
+{
+	p2p_page_free(&folio->page);
+}
+
 static const struct dev_pagemap_ops p2p_pgmap_ops = {
-	.page_free = p2p_page_free,
+	.folio_free = p2p_folio_free,
 };
 
 static void p2p_bitmap_free(void *bitmap)

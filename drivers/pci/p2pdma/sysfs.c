@@ -206,7 +206,7 @@ static void *p2p_alloc_mapping(struct pci_dev *pdev, size_t len,
 
 static int p2pmem_allocate_mmap(struct file *filp,
 				struct kobject *kobj,
-				struct bin_attribute *attr,
+				const struct bin_attribute *attr,
 				struct vm_area_struct *vma)
 {
 	struct pci_dev *pdev = to_pci_dev(kobj_to_dev(kobj));
@@ -282,7 +282,7 @@ static int p2pmem_allocate_mmap(struct file *filp,
  * size means nothing (there is no read or write), but stat() reports it,
  * and some mmap() wrappers refuse a length beyond it (Python's mmap).
  */
-static struct bin_attribute p2pmem_allocate_attr = {
+static const struct bin_attribute p2pmem_allocate_attr = {
 	.attr = { .name = "allocate", .mode = 0660 },
 	.size = SZ_1T,
 	.mmap = p2pmem_allocate_mmap,
@@ -294,7 +294,9 @@ const struct attribute_group p2pmem_group = {
 		&dev_attr_size.attr, &dev_attr_available.attr,
 		&dev_attr_published.attr, NULL
 	},
-	.bin_attrs = (struct bin_attribute *[]) { &p2pmem_allocate_attr, NULL },
+	.bin_attrs = (const struct bin_attribute *const []) {
+		&p2pmem_allocate_attr, NULL
+	},
 };
 
 #ifdef CONFIG_PCI_P2PDMA_KUNIT_TEST
