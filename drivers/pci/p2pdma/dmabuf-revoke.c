@@ -370,7 +370,7 @@ static void p2p_dmabuf_revoke_one(struct p2p_dmabuf *buf)
 		}
 		dma_resv_lock(buf->dmabuf->resv, NULL);
 		WRITE_ONCE(buf->revoked, true);
-		dma_buf_move_notify(buf->dmabuf);
+		dma_buf_invalidate_mappings(buf->dmabuf);
 		dma_resv_unlock(buf->dmabuf->resv);
 	}
 	/*

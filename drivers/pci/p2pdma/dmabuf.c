@@ -141,7 +141,8 @@ static int p2p_dmabuf_fill_sg(struct sg_table *sgt,
 		return ret;
 	for_each_sgtable_sg(sgt, sg, i) {
 		len = min_t(size_t, seg, size - off);
-		sg_set_page(sg, nth_page(first, off >> PAGE_SHIFT), len, 0);
+		sg_set_page(sg, pfn_to_page(page_to_pfn(first) + (off >> PAGE_SHIFT)),
+			    len, 0);
 		off += len;
 	}
 	return 0;

@@ -320,7 +320,7 @@ static struct page *imp_pages(struct imp *imp, u64 offset, u64 len)
 		return NULL;
 	sg = imp->sgt->sgl;
 	first = imp_sg_page(sg);
-	return nth_page(first, offset >> PAGE_SHIFT);
+	return pfn_to_page(page_to_pfn(first) + (offset >> PAGE_SHIFT));
 }
 
 static long imp_io(struct imp_file *f, void __user *uarg)
@@ -360,7 +360,7 @@ static long imp_io(struct imp_file *f, void __user *uarg)
 			ret = -EIO;
 			goto out_bio;
 		}
-		page = nth_page(page, 1);
+		page = pfn_to_page(page_to_pfn(page) + 1);
 	}
 	ret = submit_bio_wait(bio);
 out_bio:
