@@ -9,7 +9,7 @@
  *  host-bridge-policy.c
  *                 the administrator's pci_p2pdma.host_bridges= rules
  *  route.c        how a client reaches a provider: ACS, distance, the
- *                 per-provider route cache, pci_p2pdma_map_segment()
+ *                 per-provider route cache, the map type of a page
  *  provider.c     registering BAR ranges, publishing, finding a provider,
  *                 and the unbind that revokes and waits
  *  pool.c         the genalloc pool, the per-CPU cache, the allocation API

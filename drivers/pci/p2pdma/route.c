@@ -12,7 +12,7 @@
  *    multi-function device or an SR-IOV VF, sec 6.12.1.2), sends the
  *    traffic up to the root complex instead, where host-bridge.c decides.
  * It also owns each provider's cache of route verdicts, the distance the
- * orchestrators compare, and pci_p2pdma_map_segment() for the DMA API.
+ * orchestrators compare, and the map type the DMA API asks for.
  */
 
 #define pr_fmt(fmt) "pci-p2pdma: " fmt
@@ -466,63 +466,41 @@ EXPORT_SYMBOL_GPL(pci_p2pdma_distance_many);
 /* ------------------------------------------------------------------ */
 
 /**
- * pci_p2pdma_map_segment() - choose how a client maps one P2P segment
- * @state: per-scatterlist cache, zeroed by the caller before the first
- *	segment; it remembers the last pgmap and its route
+ * __pci_p2pdma_update_state() - the map type of a P2P page, for pci_p2pdma_state()
+ * @state: the mapping's state; left as it is if @page has the provider of
+ *	the last page it saw
  * @dev: the device doing the DMA; it must be a PCI function (unlike the
  *	orchestrator calls, this does not look for a PCI ancestor)
- * @sg: a segment whose page is P2P memory (is_pci_p2pdma_page())
+ * @page: a P2P page (is_pci_p2pdma_page())
  *
- * Called by the DMA mapping code (dma-direct, dma-iommu) for each P2P
- * segment of a scatterlist. For %PCI_P2PDMA_MAP_BUS_ADDR (the provider
- * and @dev share an upstream bridge that routes the request by address,
- * PCIe r6.0 sec 1.3.3) it fills in the segment's DMA address (the PCI bus
- * address) and length and marks it as a bus address so unmapping skips
- * it. For
- * %PCI_P2PDMA_MAP_THRU_HOST_BRIDGE the caller maps the segment normally.
+ * Called through pci_p2pdma_state() by the DMA mapping code (dma-direct,
+ * dma-iommu, the block layer, hmm) for each P2P page. Sets @state->mem to
+ * the page's provider (its BAR) and @state->map to that provider's map
+ * type for @dev, the verdict cached for the pair (pci_p2pdma_map_type()):
+ * for %PCI_P2PDMA_MAP_BUS_ADDR (the provider and @dev share an upstream
+ * bridge that routes the request by address, PCIe r6.0 sec 1.3.3) the
+ * caller programs @dev with pci_p2pdma_bus_addr_map(); for
+ * %PCI_P2PDMA_MAP_THRU_HOST_BRIDGE it maps the page as any memory; for
+ * %PCI_P2PDMA_MAP_NOT_SUPPORTED it fails.
  *
  * Context: any, including atomic; does not sleep.
- *
- * Return: the map type; %PCI_P2PDMA_MAP_NOT_SUPPORTED means the client
- * cannot reach the memory, or @dev is not a PCI function, and the caller
- * fails with -EREMOTEIO.
  */
-enum pci_p2pdma_map_type
-pci_p2pdma_map_segment(struct pci_p2pdma_map_state *state, struct device *dev,
-		       struct scatterlist *sg)
+void __pci_p2pdma_update_state(struct pci_p2pdma_map_state *state,
+			       struct device *dev, struct page *page)
 {
-	struct dev_pagemap *pgmap = sg_page(sg)->pgmap;
+	struct p2pdma_provider *mem = p2p_page_region(page)->mem;
 
-	if (state->pgmap != pgmap) {
-		struct p2p_region *region = to_p2p_region(pgmap);
-		struct p2p_route r;
-
-		state->pgmap = pgmap;
-		state->map = PCI_P2PDMA_MAP_NOT_SUPPORTED;
-		state->bus_off = region->bus_offset;
-		if (dev_is_pci(dev)) {
-			p2p_route_get_pci(region->provider, to_pci_dev(dev),
-					  &r, false);
-			state->map = r.map;
-		}
-	}
-
-	if (state->map != PCI_P2PDMA_MAP_BUS_ADDR)
-		return state->map;
-
-	/* Program the client with the BAR's bus address; unmap skips it. */
-	sg_dma_mark_bus_address(sg);
-	sg_dma_len(sg) = sg->length;
-	sg->dma_address = state->bus_off + sg_phys(sg);
-	return PCI_P2PDMA_MAP_BUS_ADDR;
+	if (state->mem == mem && state->map != PCI_P2PDMA_MAP_UNKNOWN)
+		return;
+	state->mem = mem;
+	state->map = pci_p2pdma_map_type(mem, dev);
 }
 
 /**
  * pci_p2pdma_map_type() - how a device reaches a provider's BAR
  * @provider: a BAR of a PCI function, from pcim_p2pdma_provider()
  * @dev: the device that will DMA to or from that BAR; it must be a PCI
- *	function (as for pci_p2pdma_map_segment(), no PCI ancestor is
- *	looked for)
+ *	function (as on the DMA mapping path, no PCI ancestor is looked for)
  *
  * For exporters that map the BAR for another device without struct
  * pages (a dma-buf of MMIO ranges): %PCI_P2PDMA_MAP_BUS_ADDR, program
