@@ -16,6 +16,7 @@
 #              qemu/run.sh gives it to the guest as P2P_REFUSED_ERRNO
 #   is_backported PATH: the backport patches our file PATH (so the tree
 #              has a patched copy of it, not a link)
+#   kbackport_to DIR: those files, patched, in DIR
 #   kout       kout FLAVOUR: the build directory of a kernel flavour
 #   kfrags     kfrags NAME...: configuration fragments, see below
 # config/$KERNEL/ holds the configuration lines only one kernel knows
@@ -55,6 +56,18 @@ kbackported=" "
 [ -z "$kbackport" ] ||
 	kbackported+="$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$kbackport" | tr '\n' ' ')"
 is_backported() { [[ "$kbackported" == *" $1 "* ]]; }
+# kbackport_to DIR: our backported files, copied into DIR and patched;
+# fails (saying so) if the backport does not apply.
+kbackport_to() {
+	local f
+	for f in $kbackported; do
+		mkdir -p "$1/$(dirname "$f")"
+		cp "$top/$f" "$1/$f"
+	done
+	patch -s -p1 -d "$1" --no-backup-if-mismatch -r - <"$kbackport" && return 0
+	echo "${kbackport#"$top"/} does not apply to our files" >&2
+	return 1
+}
 kpristine=$top/build/pristine-$KERNEL
 kout() { echo "$top/build/out-$KERNEL-$1"; }
 # kfrags NAME...: the configuration fragments config/NAME.config, each

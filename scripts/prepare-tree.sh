@@ -199,15 +199,7 @@ done
 # the tree's own header stays: only the other files are patched.
 if [ "$kbackported" != " " ]; then
 	work=$(mktemp -d)
-	for f in $kbackported; do
-		mkdir -p "$work/$(dirname "$f")"
-		cp "$top/$f" "$work/$f"
-	done
-	if ! patch -s -p1 -d "$work" --no-backup-if-mismatch -r - <"$kbackport"; then
-		rm -rf "$work"
-		echo "prepare-tree: ${kbackport#"$top"/} does not apply to our files" >&2
-		exit 1
-	fi
+	kbackport_to "$work" || { rm -rf "$work"; exit 1; }
 	for f in $kbackported; do
 		if [ "$mode" = --pristine ] && [[ " $overlay " == *" $f "* ]]; then
 			continue

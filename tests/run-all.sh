@@ -72,18 +72,23 @@ echo "TAP version 13"
 flavour=${TEST_FLAVOUR:-debug}
 tree=$ktree out=$(kout "$flavour")
 # ours_in_tree PATH: the tree has our file PATH: a link to it or, where the
-# backport patches it, prepare-tree.sh's patched copy, made after it.
+# backport patches it, the same text as our file patched.
+backported=$(mktemp -d)
+trap 'rm -rf "$backported"' EXIT
+[ "$kbackported" = " " ] || kbackport_to "$backported" || exit 1
 ours_in_tree() {
 	local t=$tree/$1
 	[ "$(readlink "$t")" = "$top/$1" ] && return 0
-	is_backported "$1" && [ -f "$t" ] && [ ! -L "$t" ] && [ ! "$top/$1" -nt "$t" ]
+	is_backported "$1" && [ ! -L "$t" ] && cmp -s "$backported/$1" "$t"
 }
 ours_built() {
 	local f
 	ours_in_tree include/linux/pci-p2pdma.h || return 1
 	for f in "$top"/drivers/pci/p2pdma/*.c; do
 		ours_in_tree "drivers/pci/p2pdma/${f##*/}" || return 1
-		[ "$out/drivers/pci/p2pdma/built-in.a" -nt "$f" ] || return 1
+		# The file the build compiled (a link follows to ours).
+		[ "$out/drivers/pci/p2pdma/built-in.a" -nt "$tree/drivers/pci/p2pdma/${f##*/}" ] ||
+			return 1
 	done
 	grep -q "$(sed -n 's/.*"\(P2PDMA to\/from client\) .*/\1/p' "$top/drivers/pci/p2pdma/route.c")" "$out/vmlinux"
 }
@@ -139,8 +144,9 @@ boot() {
 co=""
 if [ $# = 0 ]; then
 	co=$(mktemp -d /tmp/p2pdma-checkout.XXXXXX)/p2pdma
-	mkdir -p "$co/build"
-	cp -a "$top/guest" "$top/qemu" "$top/tests" "$co/"
+	mkdir -p "$co/build" "$co/scripts"
+	cp -a "$top/guest" "$top/qemu" "$top/tests" "$top/backport" "$co/"
+	cp -a "$top/scripts/kernel.sh" "$co/scripts/"
 	marker=$RANDOM$RANDOM
 	echo "$marker" > "$co/build/checkout-marker"
 	m_name+=(checkout) m_topo+=(none) m_extra+=("kunit.enable=0,P2P_MARKER=$marker")
