@@ -117,6 +117,19 @@ static struct pci_p2pdma *pv_p2p(struct fake_fn *fn)
 	return rcu_dereference_protected(fn->pdev->p2pdma, 1);
 }
 
+/* Reopen @pdev after a case closed it, for the other cases. */
+static void pv_reopen(struct kunit *test, struct pci_dev *pdev, bool had_sysfs)
+{
+	struct pci_p2pdma *p2p = rcu_dereference_protected(pdev->p2pdma, 1);
+
+	WRITE_ONCE(p2p->closing, false);
+	if (had_sysfs) {
+		KUNIT_EXPECT_EQ(test, sysfs_create_group(&pdev->dev.kobj,
+							 &p2pmem_group), 0);
+		p2p->sysfs_added = true;
+	}
+}
+
 /* A second lookup answers from the cache without any config read. */
 static void cache_no_second_walk_test(struct kunit *test)
 {
@@ -665,13 +678,7 @@ static void find_never_closed_test(struct kunit *test)
 			    "published after the close");
 	pv_expect_find(test, c, pv[FAR2], 20);
 
-	/* Reopen the provider for the other cases. */
-	WRITE_ONCE(p2p->closing, false);
-	if (had_sysfs) {
-		KUNIT_EXPECT_EQ(test, sysfs_create_group(&pdev->dev.kobj,
-							 &p2pmem_group), 0);
-		p2p->sysfs_added = true;
-	}
+	pv_reopen(test, pdev, had_sysfs);
 }
 
 #if IS_ENABLED(CONFIG_PCI_P2PDMA_DMABUF)
@@ -726,13 +733,7 @@ static void export_between_close_stores_test(struct kunit *test)
 			    "an export between the withdrawal and the end of the unbind");
 	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(pdev));
 
-	/* Reopen the provider for the other cases. */
-	WRITE_ONCE(p2p->closing, false);
-	if (had_sysfs) {
-		KUNIT_EXPECT_EQ(test, sysfs_create_group(&pdev->dev.kobj,
-							 &p2pmem_group), 0);
-		p2p->sysfs_added = true;
-	}
+	pv_reopen(test, pdev, had_sysfs);
 }
 #endif
 
@@ -861,13 +862,7 @@ static void publish_races_close_test(struct kunit *test)
 	pci_p2pmem_publish(pdev, true);
 	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(pdev));
 
-	/* Reopen the provider for the other cases. */
-	WRITE_ONCE(p2p->closing, false);
-	if (had_sysfs) {
-		KUNIT_EXPECT_EQ(test, sysfs_create_group(&pdev->dev.kobj,
-							 &p2pmem_group), 0);
-		p2p->sysfs_added = true;
-	}
+	pv_reopen(test, pdev, had_sysfs);
 }
 
 struct pv_release {
