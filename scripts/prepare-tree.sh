@@ -46,7 +46,8 @@ fi
 
 for f in $overlay; do
 	if [ "$mode" = --pristine ]; then
-		[ -L "$tree/$f" ] || continue
+		# Ours is a link, or a backported copy.
+		[ -L "$tree/$f" ] || ! cmp -s "$kpristine/$f" "$tree/$f" || continue
 		rm -f "$tree/$f"
 		cp -p "$kpristine/$f" "$tree/$f"
 		touch "$tree/$f"
