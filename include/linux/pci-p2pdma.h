@@ -15,82 +15,41 @@ struct dma_buf;
 struct scatterlist;
 
 /**
- * struct p2pdma_provider - one memory BAR of a PCI function as P2P memory
- * @owner: the PCI function's device
- * @bus_offset: what to add to a CPU physical address in the BAR to get
- *	its PCI bus address (non-zero where the host bridge translates,
- *	pci_add_resource_offset())
- *
- * From pcim_p2pdma_provider(); valid while the function's driver stays
- * bound. Callers read both fields (pci_p2pdma_bus_addr_map()).
- */
-struct p2pdma_provider {
-	struct device *owner;
-	u64 bus_offset;
-};
-
-/**
- * enum pci_p2pdma_map_type - how a device reaches a page or BAR
- * @PCI_P2PDMA_MAP_UNKNOWN: not worked out yet (a zeroed map state)
- * @PCI_P2PDMA_MAP_NONE: not P2P memory: map it as any other memory
- * @PCI_P2PDMA_MAP_NOT_SUPPORTED: the device cannot reach it; mapping it
- *	fails
- * @PCI_P2PDMA_MAP_BUS_ADDR: below a common upstream bridge: program the
- *	device with the PCI bus address (pci_p2pdma_bus_addr_map()), which
- *	needs no unmapping (PCIe r6.0 sec 1.3.3)
- * @PCI_P2PDMA_MAP_THRU_HOST_BRIDGE: through the root complex, which is
- *	known or allowed to forward it: map the CPU physical address with
- *	the DMA API (an IOVA behind an IOMMU)
+ * enum pci_p2pdma_map_type - the way a device gets to some memory
+ * @PCI_P2PDMA_MAP_UNKNOWN: zero, so a zeroed &struct pci_p2pdma_map_state
+ *	says nothing is known yet
+ * @PCI_P2PDMA_MAP_BUS_ADDR: the device and the memory meet below a bridge
+ *	that routes by address (PCIe r6.0 sec 1.3.3): the device is given the
+ *	bus address, pci_p2pdma_bus_addr_map(), and nothing is unmapped
+ * @PCI_P2PDMA_MAP_THRU_HOST_BRIDGE: the request goes up through a root
+ *	complex known or allowed to forward it: the DMA API maps the CPU
+ *	physical address (to an IOVA where an IOMMU translates)
+ * @PCI_P2PDMA_MAP_NOT_SUPPORTED: no way: a mapping of it fails
+ * @PCI_P2PDMA_MAP_NONE: the memory is ordinary memory, not P2P memory
  */
 enum pci_p2pdma_map_type {
 	PCI_P2PDMA_MAP_UNKNOWN = 0,
-	PCI_P2PDMA_MAP_NONE,
-	PCI_P2PDMA_MAP_NOT_SUPPORTED,
 	PCI_P2PDMA_MAP_BUS_ADDR,
 	PCI_P2PDMA_MAP_THRU_HOST_BRIDGE,
+	PCI_P2PDMA_MAP_NOT_SUPPORTED,
+	PCI_P2PDMA_MAP_NONE,
 };
 
-/**
- * struct pci_p2pdma_map_state - what a mapping loop keeps between pages
- * @mem: the provider of the last P2P page it saw
- * @map: that provider's map type for the mapping device
- *
- * Zero it before the first page of a mapping; pci_p2pdma_state() fills it
- * in, and works the map type out again only when the provider changes.
+/*
+ * A memory BAR of a PCI function seen as P2P memory: what
+ * pcim_p2pdma_provider() returns, valid while the function's driver
+ * stays bound. Both fields are read by callers.
  */
-struct pci_p2pdma_map_state {
-	struct p2pdma_provider *mem;
-	enum pci_p2pdma_map_type map;
+struct p2pdma_provider {
+	/** @owner: the PCI function's struct device */
+	struct device *owner;
+	/**
+	 * @bus_offset: PCI bus address minus CPU physical address inside the
+	 * BAR; not zero where the host bridge translates
+	 * (pci_add_resource_offset())
+	 */
+	u64 bus_offset;
 };
-
-void __pci_p2pdma_update_state(struct pci_p2pdma_map_state *state,
-			       struct device *dev, struct page *page);
-
-/**
- * pci_p2pdma_state() - how a device maps one page
- * @state: the mapping's state (see &struct pci_p2pdma_map_state)
- * @dev: the device that will DMA to or from @page
- * @page: a page of the mapping
- *
- * For the DMA mapping code (dma-direct, dma-iommu, the block layer, hmm).
- * After %PCI_P2PDMA_MAP_BUS_ADDR, @state->mem is the page's provider, for
- * pci_p2pdma_bus_addr_map().
- *
- * Context: any, including atomic; does not sleep.
- *
- * Return: %PCI_P2PDMA_MAP_NONE if @page is not P2P memory, else its map
- * type for @dev (%PCI_P2PDMA_MAP_NOT_SUPPORTED also when @dev is not a
- * PCI function).
- */
-static inline enum pci_p2pdma_map_type
-pci_p2pdma_state(struct pci_p2pdma_map_state *state, struct device *dev,
-		 struct page *page)
-{
-	if (!IS_ENABLED(CONFIG_PCI_P2PDMA) || !is_pci_p2pdma_page(page))
-		return PCI_P2PDMA_MAP_NONE;
-	__pci_p2pdma_update_state(state, dev, page);
-	return state->map;
-}
 
 #ifdef CONFIG_PCI_P2PDMA
 /* Provider: a BAR for P2P access without pages (an MMIO dma-buf) */
@@ -247,6 +206,48 @@ static inline dma_addr_t pci_p2pdma_bus_addr_map(struct p2pdma_provider *provide
 						 phys_addr_t paddr)
 {
 	return paddr + provider->bus_offset;
+}
+
+/**
+ * struct pci_p2pdma_map_state - what a mapping loop keeps between pages
+ * @mem: the provider of the last P2P page it saw
+ * @map: that provider's map type for the mapping device
+ *
+ * Zero it before the first page of a mapping; pci_p2pdma_state() fills it
+ * in, and works the map type out again only when the provider changes.
+ */
+struct pci_p2pdma_map_state {
+	struct p2pdma_provider *mem;
+	enum pci_p2pdma_map_type map;
+};
+
+void __pci_p2pdma_update_state(struct pci_p2pdma_map_state *state,
+			       struct device *dev, struct page *page);
+
+/**
+ * pci_p2pdma_state() - how a device maps one page
+ * @state: the mapping's state (see &struct pci_p2pdma_map_state)
+ * @dev: the device that will DMA to or from @page
+ * @page: a page of the mapping
+ *
+ * For the DMA mapping code (dma-direct, dma-iommu, the block layer, hmm).
+ * After %PCI_P2PDMA_MAP_BUS_ADDR, @state->mem is the page's provider, for
+ * pci_p2pdma_bus_addr_map().
+ *
+ * Context: any, including atomic; does not sleep.
+ *
+ * Return: %PCI_P2PDMA_MAP_NONE if @page is not P2P memory, else its map
+ * type for @dev (%PCI_P2PDMA_MAP_NOT_SUPPORTED also when @dev is not a
+ * PCI function).
+ */
+static inline enum pci_p2pdma_map_type
+pci_p2pdma_state(struct pci_p2pdma_map_state *state, struct device *dev,
+		 struct page *page)
+{
+	if (!IS_ENABLED(CONFIG_PCI_P2PDMA) || !is_pci_p2pdma_page(page))
+		return PCI_P2PDMA_MAP_NONE;
+	__pci_p2pdma_update_state(state, dev, page);
+	return state->map;
 }
 
 /*
