@@ -154,6 +154,7 @@ static void p2p_dmabuf_give_back(struct p2p_dmabuf *buf)
 {
 	mutex_lock(&p2p_dmabuf_lock);
 	list_del(&buf->node);
+	p2p_pages_take_back(buf->kaddr, buf->size >> PAGE_SHIFT);
 	pci_free_p2pmem(buf->provider, buf->kaddr, buf->size);
 	buf->kaddr = NULL;
 	mutex_unlock(&p2p_dmabuf_lock);
@@ -250,8 +251,8 @@ static void p2p_dmabuf_wait_fence(struct p2p_dmabuf *buf,
 }
 
 /*
- * Does no page of @buf have a reference beyond the one it always has (its
- * idle reference)? Another is a user mapping's or a pin's.
+ * Does no page of @buf have a reference beyond the buffer's own
+ * (p2p_pages_hand_out())? Another is a user mapping's or a pin's.
  */
 static bool p2p_dmabuf_pages_idle(struct p2p_dmabuf *buf)
 {
@@ -264,7 +265,7 @@ static bool p2p_dmabuf_pages_idle(struct p2p_dmabuf *buf)
 }
 
 /*
- * Until no page of @buf has a reference beyond its idle one: the user
+ * Until no page of @buf has a reference beyond the buffer's: the user
  * mappings are gone (zapped, or with the file), what is left is a pin, by
  * I/O that will end. Polled: nothing wakes us when a page reference is
  * dropped. Only the claimant of @buf calls this: the pages are its own.

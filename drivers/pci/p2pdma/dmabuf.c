@@ -308,7 +308,6 @@ static const struct dma_buf_ops p2p_dmabuf_ops = {
 static void *p2p_dmabuf_alloc(struct pci_dev *provider, size_t size)
 {
 	struct pci_p2pdma *p2p;
-	unsigned long i;
 	void *kaddr;
 
 	scoped_guard(rcu) {
@@ -319,9 +318,9 @@ static void *p2p_dmabuf_alloc(struct pci_dev *provider, size_t size)
 		p2p_runs_flush(p2p);
 	}
 	kaddr = p2p_alloc(provider, size, 1, false);
-	/* A page just back from a munmap() on another CPU: see pool.c. */
-	for (i = 0; kaddr && i < size >> PAGE_SHIFT; i++)
-		p2p_wait_idle_ref(virt_to_page(kaddr + (i << PAGE_SHIFT)));
+	/* The buffer's own reference of each page, until it frees them. */
+	if (kaddr)
+		p2p_pages_hand_out(kaddr, size >> PAGE_SHIFT);
 	return kaddr;
 }
 
@@ -461,6 +460,7 @@ struct dma_buf *pci_p2pmem_export(struct pci_dev *provider, size_t size,
 		return dmabuf;
 	ret = PTR_ERR(dmabuf);
 out_free:
+	p2p_pages_take_back(buf->kaddr, size >> PAGE_SHIFT);
 	pci_free_p2pmem(provider, buf->kaddr, size);
 	buf->kaddr = NULL;
 out_put:

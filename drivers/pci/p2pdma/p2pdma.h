@@ -271,7 +271,8 @@ bool p2p_cache_drain(struct pci_p2pdma *p2p);
 size_t p2p_available(struct pci_p2pdma *p2p);
 void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 		bool cached);
-void p2p_wait_idle_ref(struct page *page);
+void p2p_pages_hand_out(void *kaddr, unsigned long npages);
+void p2p_pages_take_back(void *kaddr, unsigned long npages);
 
 /*
  * An exported buffer (dmabuf.c), listed while it holds memory

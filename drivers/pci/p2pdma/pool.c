@@ -325,17 +325,39 @@ void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 }
 
 /*
- * A page unmapped on another CPU is back in the pool from its page_free
- * callback on, but the core gives it its idle reference again only after
- * that callback returns (free_zone_device_folio()). Whoever maps it into
- * userspace (sysfs.c, dmabuf.c) waits for that first: vm_insert_pages()
- * refuses a page without a reference (-EINVAL, a spurious SIGBUS), and a
- * reference taken before the core resets the count would be lost.
+ * A page free in the pool has no reference: the mm calls folio_free
+ * (p2p_page_free()) when the last one goes and leaves the count at zero.
+ * Whoever gives pages of the pool to the mm (an mmap() of allocate in
+ * sysfs.c, a dma-buf in dmabuf.c) first gives each one a reference of its
+ * own: vm_insert_pages() refuses a page without one (-EINVAL, a spurious
+ * SIGBUS). Dropped with put_page() once the page is mapped, it leaves the
+ * mapping's as the last, and the page comes back through folio_free;
+ * a holder that keeps its pages to the end and frees them as kernel
+ * memory ends its own with p2p_pages_take_back() first.
  */
-void p2p_wait_idle_ref(struct page *page)
+void p2p_pages_hand_out(void *kaddr, unsigned long npages)
 {
-	while (unlikely(!page_ref_count(page)))
-		cond_resched();
+	struct page *page;
+	unsigned long i;
+
+	for (i = 0; i < npages; i++) {
+		page = virt_to_page(kaddr + (i << PAGE_SHIFT));
+		VM_WARN_ON_ONCE_PAGE(page_ref_count(page), page);
+		set_page_count(page, 1);
+	}
+}
+
+/* The holder's reference of each page is the last: the pages are free. */
+void p2p_pages_take_back(void *kaddr, unsigned long npages)
+{
+	struct page *page;
+	unsigned long i;
+
+	for (i = 0; i < npages; i++) {
+		page = virt_to_page(kaddr + (i << PAGE_SHIFT));
+		VM_WARN_ON_ONCE_PAGE(page_ref_count(page) != 1, page);
+		set_page_count(page, 0);
+	}
 }
 
 /**

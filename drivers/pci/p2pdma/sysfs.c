@@ -109,11 +109,14 @@ static const struct vm_operations_struct p2pmem_vm_ops = {
  * is read back before it counts as clean (p2p_clean_batch()). A fatal signal
  * stops a long mapping between batches.
  *
- * Each inserted page holds a reference of the mapping's; the idle
- * reference it had in the pool is dropped, so unmapping it returns it
- * (p2p_page_free()). Returns 0, -EIO if the clearing did not reach the
+ * Each page of a batch gets a reference of ours (p2p_pages_hand_out()),
+ * which is dropped once vm_insert_pages() is done with the batch: an
+ * inserted page is left with the mapping's, and unmapping it returns it
+ * (p2p_page_free()); one it did not insert goes back to the pool at once,
+ * by the same way. Returns 0, -EIO if the clearing did not reach the
  * device, -EINTR on a fatal signal, or vm_insert_pages()'s error, and sets
- * *@done to the number of pages inserted; the caller returns the others.
+ * *@done to the number of pages given to the mm (the batches tried); the
+ * caller returns the others.
  */
 static int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 			 unsigned long npages, unsigned long *done)
@@ -137,17 +140,16 @@ static int p2p_map_pages(struct vm_area_struct *vma, void *kaddr,
 			break;
 		}
 		n = cleaned;
-		for (i = 0; i < n; i++) {
+		p2p_pages_hand_out(chunk, n);
+		for (i = 0; i < n; i++)
 			pages[i] = virt_to_page(chunk + (i << PAGE_SHIFT));
-			p2p_wait_idle_ref(pages[i]);
-		}
 		left = n;
 		ret = vm_insert_pages(vma, vma->vm_start + (*done << PAGE_SHIFT),
 				      pages, &left);
-		for (i = 0; i < n - left; i++)
+		for (i = 0; i < n; i++)
 			put_page(pages[i]);
 		if (ret) {
-			*done += n - left;
+			*done += n;
 			break;
 		}
 		cond_resched();
@@ -266,8 +268,9 @@ static int p2pmem_allocate_mmap(struct file *filp,
 	if (!ret)
 		return 0;
 	/*
-	 * Pages already inserted go back through p2p_page_free() when the
-	 * failed mapping is torn down; return the rest directly.
+	 * Pages already given to the mm go back through p2p_page_free():
+	 * those inserted when the failed mapping is torn down, the others
+	 * already did. Return the rest directly.
 	 */
 	for (; i < npages; i++) {
 		struct page *page = virt_to_page(kaddr + (i << PAGE_SHIFT));
