@@ -16,7 +16,7 @@
 # or several joined by '+'; tests/machines lists what make test boots.
 
 # KERNEL selects the kernel tree (scripts/kernel.sh): 6.12, or 7.3 (make run
-# only, with 7.3's own core, until ours is ported there: issue 47).
+# only, until our tests build there: issue 47).
 KERNEL ?= 6.12
 export KERNEL
 TOPO ?= switch

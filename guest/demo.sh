@@ -123,4 +123,7 @@ echo "== Providers after the copies"
 p2p_providers
 ivmsg=""
 [ -n "$iv_bdf" ] && ivmsg="; $mib MiB $iv_src -> ivshmem $iv_bdf (p2pmem-bar) -> $iv_dst, P2P/RAM $(awk -v p="$p2p" -v r="$ram" 'BEGIN { printf "%.2f", p / r }')"
-echo "make run: OK: $mib MiB moved $src -> P2P memory of $mem_bdf -> $dst and verified$ivmsg"
+# Which core ran: ours has the host-bridge policy parameter, upstream's not.
+core="the kernel's own P2PDMA core"
+[ -e /sys/module/pci_p2pdma/parameters/host_bridges ] && core="our P2PDMA core"
+echo "make run: OK ($(uname -r), $core): $mib MiB moved $src -> P2P memory of $mem_bdf -> $dst and verified$ivmsg"

@@ -37,7 +37,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_ours "make check"
+kneeds_tests "make check"
 tree=$ktree
 out=$top/build/out-check
 sphinx_dir=$top/build/sphinx-check

@@ -31,7 +31,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_ours "make test-mutants"
+kneeds_tests "make test-mutants"
 out=$top/build/mutants
 tree=$out/tree
 names=("$@")

@@ -11,8 +11,7 @@
 #
 # Usage: scripts/prepare-tree.sh [--pristine]
 #   --pristine  build the tree's own p2pdma.c/pci-p2pdma.h again (for
-#               benchmarks and the differential tests); a kernel whose
-#               core is not ported yet (kcore=tree) is always prepared so
+#               benchmarks and the differential tests)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +20,6 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 tarball=$ktarball
 tree=$ktree
 mode=${1:-}
-[ "$kcore" = ours ] || mode=--pristine
 # Files of ours that replace the tree's own, as paths inside the tree.
 overlay="include/linux/pci-p2pdma.h"
 # Files of ours that the backport to this kernel patches (is_backported)

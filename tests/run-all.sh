@@ -34,7 +34,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_ours "make test"
+kneeds_tests "make test"
 timeout=${TEST_TIMEOUT:-2700}
 jobs=${P2P_JOBS:-5}
 runs=$top/build/test-runs
