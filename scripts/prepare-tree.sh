@@ -65,17 +65,27 @@ if [ -L "$tree/drivers/pci/p2pdma.c" ]; then
 	cp -p "$kpristine/drivers/pci/p2pdma.c" "$tree/drivers/pci/p2pdma.c"
 fi
 
-# Our core: a real directory of per-file links, so that "../pci.h"
-# resolves inside the tree; links to files we no longer have are dropped.
+# Our core and its tests/: real directories of per-file links, so that
+# "../pci.h" resolves inside the tree and a backported file (below) can be
+# a copy; links to files we no longer have are dropped.
+link_files() { # OURS TREE-DIR
+	local f rel
+	[ -L "$2" ] && rm -f "$2"
+	mkdir -p "$2"
+	for f in "$1"/* "$1"/.kunitconfig; do
+		[ -f "$f" ] || continue
+		rel=${f#"$top"/}
+		is_backported "$rel" && continue
+		[ "$(readlink "$2/${f##*/}" 2>/dev/null)" = "$f" ] || ln -sfn "$f" "$2/${f##*/}"
+	done
+	for f in "$2"/* "$2"/.kunitconfig; do
+		[ -L "$f" ] && [ ! -e "$f" ] && rm -f "$f"
+	done
+	return 0
+}
 core=$tree/drivers/pci/p2pdma
-mkdir -p "$core"
-for f in "$top"/drivers/pci/p2pdma/*; do
-	is_backported "drivers/pci/p2pdma/${f##*/}" && continue
-	[ "$(readlink "$core/${f##*/}" 2>/dev/null)" = "$f" ] || ln -sfn "$f" "$core/${f##*/}"
-done
-for f in "$core"/*; do
-	[ -e "$f" ] || rm -f "$f"
-done
+link_files "$top/drivers/pci/p2pdma" "$core"
+link_files "$top/drivers/pci/p2pdma/tests" "$core/tests"
 
 # drivers/pci/Makefile builds either our directory or the tree's p2pdma.o.
 # The Makefile is replaced, not edited in place: scripts/test-upstream.sh
