@@ -40,7 +40,7 @@ case $KERNEL in
 	;;
 7.3)
 	ktarball=${LINUX_TARBALL:-$top/build/src/linux-source-7.3.tar.xz}
-	kmmdiff=
+	kmmdiff=$top/mm/hmm-p2p-7.3.diff
 	kbackport=
 	ktests=no
 	# blk_rq_dma_map_iter_start(): BLK_STS_INVAL.

@@ -23,10 +23,16 @@
 #define DB_SIZE		(4 * P2P_MAP_BATCH * PAGE_SIZE)
 #define DB_BUF		(256 * 1024)	/* bytes a case exports */
 
+/*
+ * P's BAR 0, aligned to its size as a BAR must be (7.3's PCI core moves a
+ * BAR that is not), at the start of the window.
+ */
+#define DB_BAR_AT	0
+
 static __maybe_unused const struct fake_line db_bars[] = {
-	FAKE_BAR64_LINE(XL_P, XL_BAR_AT, DB_SIZE),
+	FAKE_BAR64_LINE(XL_P, DB_BAR_AT, DB_SIZE),
 	/* Just above P's. */
-	FAKE_BAR64_LINE(XL_Q, XL_BAR_AT + DB_SIZE, XL_BAR_SIZE),
+	FAKE_BAR64_LINE(XL_Q, DB_BAR_AT + DB_SIZE, XL_BAR_SIZE),
 };
 
 static __maybe_unused struct fake_pci *db_fp;
@@ -160,7 +166,7 @@ static __maybe_unused void db_exit(struct kunit *test)
 }
 
 /* The importer: it unmaps at once when told, as a dynamic importer must. */
-static __maybe_unused void db_move_notify(struct dma_buf_attachment *attach)
+static __maybe_unused void db_invalidate(struct dma_buf_attachment *attach)
 {
 	struct kunit *test = attach->importer_priv;
 	struct db_case *c = test->priv;
@@ -175,7 +181,7 @@ static __maybe_unused void db_move_notify(struct dma_buf_attachment *attach)
 
 static __maybe_unused const struct dma_buf_attach_ops db_importer = {
 	.allow_peer2peer = true,
-	.move_notify = db_move_notify,
+	.invalidate_mappings = db_invalidate,
 };
 
 /*
@@ -183,7 +189,7 @@ static __maybe_unused const struct dma_buf_attach_ops db_importer = {
  * the case unmaps it (db_unmap()).
  */
 static __maybe_unused void
-db_move_notify_ignored(struct dma_buf_attachment *attach)
+db_invalidate_ignored(struct dma_buf_attachment *attach)
 {
 	struct kunit *test = attach->importer_priv;
 	struct db_case *c = test->priv;
@@ -193,13 +199,13 @@ db_move_notify_ignored(struct dma_buf_attachment *attach)
 
 static __maybe_unused const struct dma_buf_attach_ops db_importer_ignores = {
 	.allow_peer2peer = true,
-	.move_notify = db_move_notify_ignored,
+	.invalidate_mappings = db_invalidate_ignored,
 };
 
 /* A dynamic importer that does not accept peer-to-peer memory. */
 static __maybe_unused const struct dma_buf_attach_ops db_importer_no_p2p = {
 	.allow_peer2peer = false,
-	.move_notify = db_move_notify,
+	.invalidate_mappings = db_invalidate,
 };
 
 static __maybe_unused struct dma_buf *db_export(struct kunit *test)

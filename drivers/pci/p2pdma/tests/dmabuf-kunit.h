@@ -72,7 +72,7 @@ static void db_map_bus_address_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, db_len(sgt), DB_BUF);
 	kaddr = sg_virt(sgt->sgl);
 	next = pci_p2pmem_virt_to_bus(db_p->pdev, kaddr);
-	KUNIT_EXPECT_GE(test, next, XL_BUS_BASE + XL_BAR_AT);
+	KUNIT_EXPECT_GE(test, next, XL_BUS_BASE + DB_BAR_AT);
 	KUNIT_EXPECT_NE(test, next, (dma_addr_t)virt_to_phys(kaddr));
 	for_each_sgtable_dma_sg(sgt, sg, i) {
 		KUNIT_EXPECT_TRUE(test, sg_dma_is_bus_address(sg));

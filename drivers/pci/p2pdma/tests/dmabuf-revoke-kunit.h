@@ -376,8 +376,8 @@ static unsigned long db_mmap_fault(struct kunit *test, struct page **page)
  * reference. GUP pins it only with FOLL_PCI_P2PDMA (block O_DIRECT), by
  * GUP-fast and through the VMA alike, whatever CONFIG_SECRETMEM says; a
  * long-term pin without the flag (RDMA, io_uring, VFIO) gets -EREMOTEIO.
- * The revocation zaps the mapping, leaves the page with its own reference
- * only, and a later fault fails.
+ * The revocation zaps the mapping and gives the memory back to the pool,
+ * and a later fault fails.
  */
 static void db_mmap_page_refs_test(struct kunit *test)
 {
@@ -417,7 +417,8 @@ static void db_mmap_page_refs_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, page_ref_count(page), 2);
 
 	p2p_provider_close(db_p->pdev);
-	KUNIT_EXPECT_EQ(test, page_ref_count(page), 1);
+	/* Back in the pool: a free page has no reference. */
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 0);
 	KUNIT_EXPECT_EQ(test, folio_mapcount(page_folio(page)), 0);
 	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
 	mmap_read_lock(current->mm);
@@ -468,7 +469,7 @@ static struct dentry *db_hold_dentry_only(struct kunit *test,
 	db_put(c->dmabuf);
 	c->dmabuf = NULL;
 	for (i = 0; i < n; i++) {
-		others[i] = shmem_file_setup("p2pdma-kunit", PAGE_SIZE, 0);
+		others[i] = shmem_file_setup("p2pdma-kunit", PAGE_SIZE, EMPTY_VMA_FLAGS);
 		if (IS_ERR(others[i]))
 			continue;
 		uaddr = kunit_vm_mmap(test, others[i], 0, PAGE_SIZE,
@@ -658,64 +659,37 @@ static void db_fence_added_before_unmap_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
 }
 
-struct db_export_thread {
-	struct kunit *test;
-	struct completion done;
-	struct dma_buf *dmabuf;
-};
-
-static int db_export_thread_fn(void *data)
-{
-	struct db_export_thread *e = data;
-
-	current->kunit_test = e->test;
-	e->dmabuf = pci_p2pmem_export(db_p->pdev, DB_BUF, 0);
-	complete_all(&e->done);
-	return 0;
-}
-
-/* Set the reference count of every page of P's range to @count. */
-static void db_set_page_refs(int count)
-{
-	struct p2p_region *region = db_region();
-	unsigned long i;
-
-	for (i = 0; i < DB_SIZE >> PAGE_SHIFT; i++)
-		set_page_count(pfn_to_page(PHYS_PFN(region->pgmap.range.start) + i),
-			       count);
-}
-
 /*
- * Pages just given back by a munmap() on another CPU are in the pool
- * before the core gives them their idle reference again. An export that
- * takes them waits for it: a fault of the dma-buf's mapping would
- * otherwise fail (vm_insert_page() refuses a page without a reference)
- * and the user would get a spurious SIGBUS.
+ * A free page of the pool has no reference (7.3's mm leaves the count at
+ * zero after folio_free). An export gives each page of the buffer one of
+ * its own, so that a fault of the dma-buf's mapping can insert it
+ * (vm_insert_page() refuses a page without one, a spurious SIGBUS); the
+ * release takes it back before the memory returns to the pool.
  */
-static void db_export_waits_for_idle_ref_test(struct kunit *test)
+static void db_export_hands_out_references_test(struct kunit *test)
 {
 	struct db_case *c = test->priv;
-	struct db_export_thread *e;
-	struct task_struct *t;
+	struct p2p_region *region = db_region();
+	struct page *first = pfn_to_page(PHYS_PFN(region->pgmap.range.start));
+	unsigned long i, uaddr, held = 0;
+	struct dma_buf *dmabuf;
 	struct page *page;
 
-	e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, e);
-	e->test = test;
-	init_completion(&e->done);
-	db_set_page_refs(0);
-	t = kthread_run(db_export_thread_fn, e, "p2pdma-db-export");
-	if (IS_ERR(t))
-		db_set_page_refs(1);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
-	KUNIT_EXPECT_EQ(test, wait_for_completion_timeout(&e->done, HZ / 5),
-			0);
-	db_set_page_refs(1);
-	wait_for_completion(&e->done);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, e->dmabuf);
-	c->dmabuf = e->dmabuf;
-	db_mmap_fault(test, &page);
+	for (i = 0; i < DB_SIZE >> PAGE_SHIFT; i++)
+		held += page_ref_count(first + i) != 0;
+	KUNIT_ASSERT_EQ(test, held, 0);
+	dmabuf = db_export(test);
+	uaddr = db_mmap_fault(test, &page);
+	/* The buffer's own and the user mapping's. */
 	KUNIT_EXPECT_EQ(test, page_ref_count(page), 2);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page - 1), 1);
+	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, 2 * PAGE_SIZE), 0);
+	c->dmabuf = NULL;
+	db_put(dmabuf);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+	for (i = 0; i < DB_SIZE >> PAGE_SHIFT; i++)
+		held += page_ref_count(first + i) != 0;
+	KUNIT_EXPECT_EQ(test, held, 0);
 }
 
 static struct kunit_case p2pdma_dmabuf_revoke_cases[] = {
@@ -734,7 +708,7 @@ static struct kunit_case p2pdma_dmabuf_revoke_cases[] = {
 	KUNIT_CASE(db_release_waits_for_fence_test),
 	KUNIT_CASE(db_release_waits_for_pin_test),
 	KUNIT_CASE(db_fence_added_before_unmap_test),
-	KUNIT_CASE(db_export_waits_for_idle_ref_test),
+	KUNIT_CASE(db_export_hands_out_references_test),
 	{}
 };
 

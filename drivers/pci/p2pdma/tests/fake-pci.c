@@ -550,11 +550,11 @@ void fake_pci_destroy(struct fake_pci *fp)
 
 	if (!fp)
 		return;
+	/* Removing a device takes the rescan lock (7.3 asserts it). */
+	pci_lock_rescan_remove();
 	list_for_each_entry(fn, &fp->fns, node)
 		if (fn->pf && fn->pdev)
 			pci_iov_remove_virtfn(fn->pf->pdev, 0);
-
-	pci_lock_rescan_remove();
 	list_for_each_entry(h, &fp->hosts, node) {
 		if (!h->bus)
 			continue;

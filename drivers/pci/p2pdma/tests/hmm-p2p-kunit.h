@@ -134,14 +134,20 @@ static vm_fault_t hp_migrate_to_ram(struct vm_fault *vmf)
 	return dst ? 0 : VM_FAULT_OOM;
 }
 
+/* The suite's device-private folios are order 0: each is one page. */
+static void hp_folio_free(struct folio *folio)
+{
+	hp_page_free(&folio->page);
+}
+
 static const struct dev_pagemap_ops hp_ops = {
-	.page_free = hp_page_free,
+	.folio_free = hp_folio_free,
 	.migrate_to_ram = hp_migrate_to_ram,
 	.p2p_page = hp_p2p_page,
 };
 
 static const struct dev_pagemap_ops hp_ops_no_p2p = {
-	.page_free = hp_page_free,
+	.folio_free = hp_folio_free,
 	.migrate_to_ram = hp_migrate_to_ram,
 };
 
@@ -312,7 +318,7 @@ static int hp_to_device(struct kunit *test, bool writable)
 			continue;
 		dpage = pfn_to_page(PHYS_PFN(hp_pgmap.range.start) + i);
 		set_bit(i, hp_used);
-		zone_device_page_init(dpage);
+		zone_device_page_init(dpage, &hp_pgmap, 0);
 		if (spage)
 			copy_highpage(hp_shadow(i), spage);
 		else

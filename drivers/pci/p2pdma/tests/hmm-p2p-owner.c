@@ -57,12 +57,12 @@ static DEFINE_SPINLOCK(owner_used_lock);
 
 static struct hmm_p2p_owner *page_owner(struct page *page)
 {
-	return container_of(page->pgmap, struct hmm_p2p_owner, pgmap);
+	return container_of(page_pgmap(page), struct hmm_p2p_owner, pgmap);
 }
 
 static unsigned long page_index(struct page *page)
 {
-	return page_to_pfn(page) - PHYS_PFN(page->pgmap->range.start);
+	return page_to_pfn(page) - PHYS_PFN(page_owner(page)->pgmap.range.start);
 }
 
 static void *backing(struct hmm_p2p_owner *o, unsigned long i)
@@ -131,8 +131,14 @@ static vm_fault_t owner_migrate_to_ram(struct vm_fault *vmf)
 	return 0;
 }
 
+/* Device-private folios here are order 0: each is one page. */
+static void owner_folio_free(struct folio *folio)
+{
+	owner_page_free(&folio->page);
+}
+
 static const struct dev_pagemap_ops owner_ops = {
-	.page_free = owner_page_free,
+	.folio_free = owner_folio_free,
 	.migrate_to_ram = owner_migrate_to_ram,
 	.p2p_page = owner_p2p_page,
 };
@@ -200,7 +206,7 @@ int hmm_p2p_owner_migrate(struct mm_struct *mm, unsigned long addr,
 		dpage = owner_alloc(o);
 		if (!dpage)
 			continue;
-		zone_device_page_init(dpage);
+		zone_device_page_init(dpage, &o->pgmap, 0);
 		memcpy_from_page(backing(o, page_index(dpage)), spage, 0,
 				 PAGE_SIZE);
 		dst[i] = migrate_pfn(page_to_pfn(dpage)) |

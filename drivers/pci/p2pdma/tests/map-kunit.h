@@ -184,58 +184,33 @@ static void mp_fatal_signal_stops_mapping_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, MP_LEN), 0);
 }
 
-/* Give the page its idle reference back, as the core does after page_free. */
-struct mp_revive {
-	struct delayed_work work;
-	struct page *page;
-	bool done;
-};
-
-static void mp_revive_fn(struct work_struct *work)
-{
-	struct mp_revive *r = container_of(to_delayed_work(work),
-					   struct mp_revive, work);
-
-	set_page_count(r->page, 1);
-	WRITE_ONCE(r->done, true);
-}
-
 /*
- * A page unmapped on another CPU is in the pool from its page_free
- * callback on, before the core gives it its idle reference back (defect
- * 6). An mmap() that gets it in that window waits for the reference: it
- * neither fails (vm_insert_pages() refuses a page with no reference,
- * -EINVAL) nor takes a reference that the core's reset would lose. Here
- * the window is held open for 50 ms: the page has no reference until a
- * work item gives it back.
+ * A free page of the pool has no reference: 7.3's mm calls folio_free
+ * when the last one goes and leaves the count at zero. An mmap() gives
+ * each page one of its own before vm_insert_pages(), which refuses a page
+ * without one (-EINVAL), and drops it once the page is inserted: the
+ * mapping's is then the only one, and the unmap leaves none again.
  */
-static void mp_waits_for_idle_reference_test(struct kunit *test)
+static void mp_hands_out_a_reference_test(struct kunit *test)
 {
 	const size_t len = MP_BATCH * PAGE_SIZE;
 	unsigned long uaddr, done = ~0UL;
 	struct vm_area_struct *vma;
-	struct mp_revive r = {};
+	struct page *page;
 	void *kaddr;
 	int ret;
 
 	vma = mp_setup(test, len, &uaddr, &kaddr);
-	r.page = virt_to_page(kaddr + 7 * PAGE_SIZE);
-	KUNIT_ASSERT_EQ(test, page_ref_count(r.page), 1);
-	set_page_count(r.page, 0);
-	INIT_DELAYED_WORK_ONSTACK(&r.work, mp_revive_fn);
-	schedule_delayed_work(&r.work, msecs_to_jiffies(50));
+	page = virt_to_page(kaddr + 7 * PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, page_ref_count(page), 0);
 	ret = mp_map(vma, kaddr, len, &done);
-	/* If the mapping did not wait, the reference comes back now. */
-	flush_delayed_work(&r.work);
-	destroy_delayed_work_on_stack(&r.work);
 
 	KUNIT_EXPECT_EQ(test, ret, 0);
 	KUNIT_EXPECT_EQ(test, done, MP_BATCH);
-	KUNIT_EXPECT_TRUE(test, READ_ONCE(r.done));
-	/* The mapping's reference only: the idle one was handed over. */
-	KUNIT_EXPECT_EQ(test, page_ref_count(r.page), 1);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 1);
 	KUNIT_EXPECT_EQ(test, mp_mapped(kaddr + 7 * PAGE_SIZE), 1);
 	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, len), 0);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 0);
 }
 
 static void mp_fput(void *file)
@@ -253,7 +228,7 @@ static unsigned long mp_shmem_map(struct kunit *test, size_t len,
 {
 	unsigned long uaddr;
 
-	*file = shmem_file_setup("p2pdma-kunit", len, 0);
+	*file = shmem_file_setup("p2pdma-kunit", len, EMPTY_VMA_FLAGS);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(*file));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mp_fput, *file), 0);
 	uaddr = kunit_vm_mmap(test, *file, 0, len, PROT_READ | PROT_WRITE,
@@ -296,7 +271,7 @@ static int mp_check_after(struct kunit *test, bool closing)
 
 	mc->pdev = mp_p->pdev;
 	mc->file = get_file(file);
-	mc->ref = &virt_to_page(kaddr)->pgmap->ref;
+	mc->ref = &p2p_page_region(virt_to_page(kaddr))->pgmap.ref;
 	WRITE_ONCE(mp_p2p()->closing, closing);
 	p2p_mmap_check_fn(&mc->work);
 	WRITE_ONCE(mp_p2p()->closing, false);
@@ -397,9 +372,9 @@ static void mp_mmap_insert_fails_midway_test(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, mp_ref_count(ref), refs);
 	KUNIT_EXPECT_EQ(test, p2p_available(mp_p2p()), MP_BAR_SIZE);
-	/* Every page of P has its idle reference alone again. */
+	/* No page of P has a reference left. */
 	for (i = 0; i < region->npages; i++)
-		if (page_ref_count(virt_to_page(region->kaddr + i * PAGE_SIZE)) != 1)
+		if (page_ref_count(virt_to_page(region->kaddr + i * PAGE_SIZE)))
 			held++;
 	KUNIT_EXPECT_EQ(test, held, 0);
 }
@@ -450,7 +425,7 @@ static void mp_page_free_holds_pgmap_test(struct kunit *test)
 	/* A mapped page: one pgmap reference, as mmap() takes it. */
 	kaddr = p2p_alloc(mp_p->pdev, PAGE_SIZE, 1, false);
 	KUNIT_ASSERT_NOT_NULL(test, kaddr);
-	region = to_p2p_region(virt_to_page(kaddr)->pgmap);
+	region = p2p_page_region(virt_to_page(kaddr));
 	reinit_completion(&mp_unbound);
 	mp_run_adds = 0;
 	mp_pgmap_released = false;
@@ -484,7 +459,7 @@ static void mp_page_free_holds_pgmap_test(struct kunit *test)
 
 static struct kunit_case p2pdma_map_cases[] = {
 	KUNIT_CASE(mp_fatal_signal_stops_mapping_test),
-	KUNIT_CASE(mp_waits_for_idle_reference_test),
+	KUNIT_CASE(mp_hands_out_a_reference_test),
 	KUNIT_CASE(mp_check_revokes_when_unbind_started_test),
 	KUNIT_CASE(mp_check_keeps_mapping_of_bound_provider_test),
 	KUNIT_CASE(mp_mmap_insert_fails_midway_test),

@@ -45,6 +45,7 @@
 #include <linux/sizes.h>
 
 #include "fake-pci.h"
+#include "map-page.h"
 
 #ifdef CONFIG_X86
 #include <asm/processor.h>
@@ -174,33 +175,28 @@ static int bb_dist(enum bb_node provider, enum bb_node client)
 }
 
 /*
- * Map one page of @provider's P2P memory for @client with
- * pci_p2pdma_map_segment(), as dma-direct and dma-iommu do. When the
- * route is a bus address, check the scatterlist entry it filled in.
+ * Map one page of @provider's P2P memory for @client as the DMA mapping
+ * code does (map-page.h). When the route is a bus address, check the
+ * address @client is given.
  */
 static enum pci_p2pdma_map_type bb_map(struct kunit *test,
 				       enum bb_node provider,
 				       struct device *client)
 {
-	struct pci_p2pdma_map_state state = {};
 	struct pci_dev *p = bb_dev(provider);
 	enum pci_p2pdma_map_type type;
-	struct scatterlist sg;
+	dma_addr_t dma = DMA_MAPPING_ERROR;
 	void *addr;
 
 	addr = pci_alloc_p2pmem(p, PAGE_SIZE);
 	KUNIT_ASSERT_NOT_NULL(test, addr);
-	sg_init_table(&sg, 1);
-	sg_set_page(&sg, virt_to_page(addr), PAGE_SIZE, offset_in_page(addr));
-	type = pci_p2pdma_map_segment(&state, client, &sg);
-	if (type == PCI_P2PDMA_MAP_BUS_ADDR) {
-		KUNIT_EXPECT_EQ(test, sg_dma_address(&sg),
+	type = p2pt_map_page(client, virt_to_page(addr), offset_in_page(addr),
+			     PAGE_SIZE, &dma);
+	if (type == PCI_P2PDMA_MAP_BUS_ADDR)
+		KUNIT_EXPECT_EQ(test, dma,
 				(dma_addr_t)pci_p2pmem_virt_to_bus(p, addr));
-		KUNIT_EXPECT_EQ(test, sg_dma_len(&sg), PAGE_SIZE);
-		KUNIT_EXPECT_TRUE(test, sg_dma_is_bus_address(&sg));
-	} else {
-		KUNIT_EXPECT_FALSE(test, sg_dma_is_bus_address(&sg));
-	}
+	else
+		KUNIT_EXPECT_EQ(test, dma, DMA_MAPPING_ERROR);
 	pci_free_p2pmem(p, addr, PAGE_SIZE);
 	return type;
 }

@@ -82,6 +82,7 @@
 #include <linux/sizes.h>
 
 #include "fake-pci.h"
+#include "map-page.h"
 
 #define FZ_BAR_SIZE	SZ_2M
 #define FZ_WINDOW	SZ_128M
@@ -437,24 +438,19 @@ static unsigned int fz_clients(struct fz *z, struct device **clients,
 	return n;
 }
 
-/* The map type of @p's memory for each function, by pci_p2pdma_map_segment(). */
+/* The map type of @p's memory for each function, as DMA mapping asks. */
 static int fz_map_types(struct fz *z, struct pci_dev *p, int *types)
 {
-	struct pci_p2pdma_map_state state;
-	struct scatterlist sg;
 	unsigned int j;
+	dma_addr_t dma;
 	void *addr;
 
 	addr = pci_alloc_p2pmem(p, PAGE_SIZE);
 	if (!addr)
 		return -ENOMEM;
-	for (j = 0; j < z->nep; j++) {
-		memset(&state, 0, sizeof(state));
-		sg_init_table(&sg, 1);
-		sg_set_page(&sg, virt_to_page(addr), PAGE_SIZE, 0);
-		types[j] = pci_p2pdma_map_segment(&state, &z->ep[j]->pdev->dev,
-						  &sg);
-	}
+	for (j = 0; j < z->nep; j++)
+		types[j] = p2pt_map_page(&z->ep[j]->pdev->dev,
+					 virt_to_page(addr), 0, PAGE_SIZE, &dma);
 	pci_free_p2pmem(p, addr, PAGE_SIZE);
 	return 0;
 }
@@ -701,16 +697,14 @@ static int fz_seed(struct kunit *test, struct fz *z, u32 seed)
 /* Ten cases of a tenth of the seeds each, each within KUnit's timeout. */
 #define FZ_PARTS	10
 
-static const void *fz_part_gen(const void *prev, char *desc)
-{
-	static const unsigned int parts[FZ_PARTS] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
-	const unsigned int *p = prev ? (const unsigned int *)prev + 1 : parts;
+static const unsigned int fz_parts[FZ_PARTS] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
 
-	if (p >= parts + FZ_PARTS)
-		return NULL;
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "part %u", *p);
-	return p;
+static void fz_part_desc(const unsigned int *part, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "part %u", *part);
 }
+
+KUNIT_ARRAY_PARAM(fz_part, fz_parts, fz_part_desc);
 
 static void fz_routes(struct kunit *test)
 {
@@ -746,7 +740,7 @@ static void fz_suite_exit(struct kunit_suite *suite)
 }
 
 static struct kunit_case p2pdma_fuzz_cases[] = {
-	KUNIT_CASE_PARAM_ATTR(fz_routes, fz_part_gen, { .speed = KUNIT_SPEED_SLOW }),
+	KUNIT_CASE_PARAM_ATTR(fz_routes, fz_part_gen_params, { .speed = KUNIT_SPEED_SLOW }),
 	{}
 };
 

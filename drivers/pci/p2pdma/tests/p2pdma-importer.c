@@ -47,7 +47,7 @@
 #include "edu.h"
 #include "p2pdma_importer.h"
 
-MODULE_IMPORT_NS(DMA_BUF);
+MODULE_IMPORT_NS("DMA_BUF");
 
 #define IMP_MAX		8		/* attachments per open file */
 #define IMP_READ_MAX	SZ_1M
@@ -71,8 +71,8 @@ struct imp_file {
 	struct imp *imps[IMP_MAX];
 };
 
-/* Called by dma_buf_move_notify() with the reservation lock held. */
-static void imp_move_notify(struct dma_buf_attachment *attach)
+/* Called by dma_buf_invalidate_mappings() with the reservation lock held. */
+static void imp_invalidate(struct dma_buf_attachment *attach)
 {
 	struct imp *imp = attach->importer_priv;
 
@@ -86,12 +86,12 @@ static void imp_move_notify(struct dma_buf_attachment *attach)
 
 static const struct dma_buf_attach_ops imp_ops = {
 	.allow_peer2peer = true,
-	.move_notify = imp_move_notify,
+	.invalidate_mappings = imp_invalidate,
 };
 
 static const struct dma_buf_attach_ops imp_ops_no_p2p = {
 	.allow_peer2peer = false,
-	.move_notify = imp_move_notify,
+	.invalidate_mappings = imp_invalidate,
 };
 
 /* The page of @sg: dma-buf scrambles it with CONFIG_DMABUF_DEBUG. */

@@ -16,6 +16,7 @@
  *     root port 2 - R (BAR 0: 64-bit, XL_BAR_SIZE)
  */
 
+#include "map-page.h"
 #include "p2pdma-kunit.h"
 
 static const struct fake_line xl_bars[] = {
@@ -106,31 +107,63 @@ static void xl_virt_to_bus_test(struct kunit *test)
 }
 
 /*
- * Map @len bytes at byte @off of a fresh two-page allocation of P for
- * @client, as dma-direct does for a P2P segment. Returns the map type;
- * *@cpu is the segment's CPU physical address, *@bus its bus address.
+ * Map 512 bytes at byte PAGE_SIZE + 64 of a fresh two-page allocation of
+ * P for @client, as the DMA mapping code does (map-page.h). Returns the
+ * map type; *@cpu is the bytes' CPU physical address, *@bus their bus
+ * address, *@dma the address @client is given (XL_UNSET but for a bus
+ * address).
  */
 static enum pci_p2pdma_map_type xl_map(struct kunit *test,
-				       struct fake_fn *client,
-				       struct scatterlist *sg,
+				       struct device *client, dma_addr_t *dma,
 				       phys_addr_t *cpu, pci_bus_addr_t *bus)
 {
 	const unsigned int off = PAGE_SIZE + 64, len = 512;
-	struct pci_p2pdma_map_state state = {};
 	struct pci_dev *p = xl_p->pdev;
 	enum pci_p2pdma_map_type map;
+	struct page *page;
 	void *addr;
 
 	addr = pci_alloc_p2pmem(p, 2 * PAGE_SIZE);
 	KUNIT_ASSERT_NOT_NULL(test, addr);
-	sg_init_table(sg, 1);
-	sg_set_page(sg, virt_to_page(addr + off), len, offset_in_page(off));
-	sg->dma_address = XL_UNSET;
-	map = pci_p2pdma_map_segment(&state, &client->pdev->dev, sg);
-	*cpu = sg_phys(sg);
+	page = virt_to_page(addr + off);
+	*dma = XL_UNSET;
+	map = p2pt_map_page(client, page, offset_in_page(off), len, dma);
+	*cpu = page_to_phys(page) + offset_in_page(off);
 	*bus = pci_p2pmem_virt_to_bus(p, addr + off);
 	pci_free_p2pmem(p, addr, 2 * PAGE_SIZE);
 	return map;
+}
+
+static void xl_child_release(struct device *dev)
+{
+}
+
+/*
+ * The DMA mapping path takes only a PCI function as the DMA device: not a
+ * device below one (a gendisk, which the orchestrator calls accept for
+ * its function), not a device outside PCI.
+ */
+static void xl_map_pci_functions_only_test(struct kunit *test)
+{
+	struct device *plain = kunit_device_register(test, "p2pdma-map-np");
+	struct device *child = kunit_kzalloc(test, sizeof(*child), GFP_KERNEL);
+	pci_bus_addr_t bus;
+	phys_addr_t cpu;
+	dma_addr_t dma;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(plain));
+	KUNIT_ASSERT_NOT_NULL(test, child);
+	device_initialize(child);
+	child->release = xl_child_release;
+	child->parent = &xl_q->pdev->dev;
+	KUNIT_ASSERT_EQ(test, dev_set_name(child, "p2pdma-map-child"), 0);
+
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_distance(xl_p->pdev, child, false), 4);
+	KUNIT_EXPECT_EQ(test, xl_map(test, child, &dma, &cpu, &bus), REFUSED);
+	KUNIT_EXPECT_EQ(test, dma, XL_UNSET);
+	KUNIT_EXPECT_EQ(test, xl_map(test, plain, &dma, &cpu, &bus), REFUSED);
+	KUNIT_EXPECT_EQ(test, dma, XL_UNSET);
+	put_device(child);
 }
 
 /*
@@ -140,20 +173,18 @@ static enum pci_p2pdma_map_type xl_map(struct kunit *test,
 static void xl_map_bus_address_test(struct kunit *test)
 {
 	struct device *q = &xl_q->pdev->dev;
-	struct scatterlist sg;
 	pci_bus_addr_t bus;
 	phys_addr_t cpu;
+	dma_addr_t dma;
 
 	KUNIT_ASSERT_EQ(test, pci_p2pdma_distance(xl_p->pdev, q, false), 4);
-	KUNIT_ASSERT_EQ(test, xl_map(test, xl_q, &sg, &cpu, &bus), BUS);
+	KUNIT_ASSERT_EQ(test, xl_map(test, &xl_q->pdev->dev, &dma, &cpu, &bus), BUS);
 	KUNIT_EXPECT_GE(test, cpu, xl_cpu_base());
 	KUNIT_EXPECT_LT(test, cpu, xl_cpu_base() + XL_SIZE);
-	KUNIT_EXPECT_TRUE(test, sg_dma_is_bus_address(&sg));
-	KUNIT_EXPECT_EQ(test, sg_dma_address(&sg),
+	KUNIT_EXPECT_EQ(test, dma,
 			(dma_addr_t)(xl_bus_base() + (cpu - xl_cpu_base())));
-	KUNIT_EXPECT_EQ(test, sg_dma_address(&sg), (dma_addr_t)bus);
-	KUNIT_EXPECT_NE(test, sg_dma_address(&sg), (dma_addr_t)cpu);
-	KUNIT_EXPECT_EQ(test, sg_dma_len(&sg), 512);
+	KUNIT_EXPECT_EQ(test, dma, (dma_addr_t)bus);
+	KUNIT_EXPECT_NE(test, dma, (dma_addr_t)cpu);
 }
 
 /*
@@ -164,15 +195,14 @@ static void xl_map_bus_address_test(struct kunit *test)
 static void xl_map_thru_host_bridge_test(struct kunit *test)
 {
 	struct device *r = &xl_r->pdev->dev;
-	struct scatterlist sg;
 	pci_bus_addr_t bus;
 	phys_addr_t cpu;
+	dma_addr_t dma;
 
 	KUNIT_ASSERT_EQ(test, pci_p2pdma_distance(xl_p->pdev, r, false),
 			3 + 1 + 2 + HB);
-	KUNIT_ASSERT_EQ(test, xl_map(test, xl_r, &sg, &cpu, &bus), THRU);
-	KUNIT_EXPECT_FALSE(test, sg_dma_is_bus_address(&sg));
-	KUNIT_EXPECT_EQ(test, sg.dma_address, XL_UNSET);
+	KUNIT_ASSERT_EQ(test, xl_map(test, &xl_r->pdev->dev, &dma, &cpu, &bus), THRU);
+	KUNIT_EXPECT_EQ(test, dma, XL_UNSET);
 	KUNIT_EXPECT_GE(test, cpu, xl_cpu_base());
 	KUNIT_EXPECT_LT(test, cpu, xl_cpu_base() + XL_SIZE);
 	KUNIT_EXPECT_EQ(test, bus, xl_bus_base() + (cpu - xl_cpu_base()));
@@ -244,7 +274,7 @@ static void xl_expect_unchanged(struct kunit *test,
 			    before->devres, "%s: devres left behind", what);
 	KUNIT_EXPECT_TRUE_MSG(test, xl_has_allocate(),
 			      "%s: p2pmem/allocate is gone", what);
-	pgmap = get_dev_pagemap(PHYS_PFN(start), NULL);
+	pgmap = get_dev_pagemap(PHYS_PFN(start));
 	KUNIT_EXPECT_NULL_MSG(test, pgmap, "%s: pages left", what);
 	if (pgmap)
 		put_dev_pagemap(pgmap);
@@ -425,16 +455,15 @@ static void xl_provider_map_type_test(struct kunit *test)
 {
 	struct p2pdma_provider *mem = pcim_p2pdma_provider(xl_p->pdev, 0);
 	struct device *plain = kunit_device_register(test, "p2pdma-not-pci");
-	struct scatterlist sg;
 	pci_bus_addr_t bus;
 	phys_addr_t cpu;
+	dma_addr_t dma;
 
 	KUNIT_ASSERT_NOT_NULL(test, mem);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(plain));
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_map_type(mem, &xl_q->pdev->dev), BUS);
-	KUNIT_EXPECT_EQ(test, xl_map(test, xl_q, &sg, &cpu, &bus), BUS);
-	KUNIT_EXPECT_EQ(test, pci_p2pdma_bus_addr_map(mem, cpu),
-			sg_dma_address(&sg));
+	KUNIT_EXPECT_EQ(test, xl_map(test, &xl_q->pdev->dev, &dma, &cpu, &bus), BUS);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_bus_addr_map(mem, cpu), dma);
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_map_type(mem, &xl_r->pdev->dev), THRU);
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_map_type(mem, plain), REFUSED);
 }
@@ -482,6 +511,7 @@ static struct kunit_case p2pdma_translate_cases[] = {
 	KUNIT_CASE(xl_virt_to_bus_test),
 	KUNIT_CASE(xl_map_bus_address_test),
 	KUNIT_CASE(xl_map_thru_host_bridge_test),
+	KUNIT_CASE(xl_map_pci_functions_only_test),
 	KUNIT_CASE(xl_provider_test),
 	KUNIT_CASE(xl_provider_map_type_test),
 	KUNIT_CASE(xl_provider_without_pages_test),
