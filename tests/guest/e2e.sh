@@ -81,7 +81,8 @@ dd if=/tmp/pattern of="$own" bs=1M oflag=direct conv=fsync status=none
 leg() {
 	local name=$1 want=$2 from=$3 to=$4 off=$5 refused=$6 rc out
 	: > /tmp/readback
-	out=$("$bin/p2pcopy" -m "$mem_bdf" -s "$from" -d "$to" -n $bytes -c 1048576 -D $((off << 20)) 2>&1)
+	out=$("$bin/p2pcopy" -m "$mem_bdf" -s "$from" -d "$to" -n $bytes -c 1048576 -D $((off << 20)) \
+		-E "${P2P_REFUSED_ERRNO:-EREMOTEIO}" 2>&1)
 	rc=$?
 	if [ "$want" = refused ]; then
 		if [ $rc = "$refused" ]; then

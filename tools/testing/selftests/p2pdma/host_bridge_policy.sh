@@ -103,7 +103,7 @@ logged_since() {
 
 # copy [SOURCE]: O_DIRECT from the source (or the block device SOURCE)
 # into the provider's P2P memory, then to the provider's own namespace;
-# prints "ok", "refused" (EREMOTEIO on the read) or what went wrong. Each
+# prints "ok", "refused" (P2P_REFUSED_ERRNO on the read) or what went wrong. Each
 # copy moves a fresh random pattern into a destination zeroed first, so
 # that a leg that writes nothing cannot pass on an earlier copy's bytes,
 # and a refused copy must leave the destination zero.
@@ -114,7 +114,8 @@ copy() {
 	dd if=/dev/zero of=/tmp/policy.zero bs=1M count=4 status=none
 	dd if=/tmp/policy.zero of="$own" bs=1M seek=40 oflag=direct conv=fsync status=none
 	"$p2pcopy" -m "$mem" -s "$src" -d "$own" -n $((4 << 20)) -c 1048576 \
-		-S $((40 << 20)) -D $((40 << 20)) >/dev/null 2>/tmp/p2pcopy.err
+		-S $((40 << 20)) -D $((40 << 20)) -E "${P2P_REFUSED_ERRNO:-EREMOTEIO}" \
+		>/dev/null 2>/tmp/p2pcopy.err
 	rc=$?
 	dd if="$own" of=/tmp/policy.back bs=1M skip=40 count=4 iflag=direct status=none
 	case $rc in

@@ -402,7 +402,7 @@ TEST_F(p2pmem, map_until_exhausted_then_release_all)
 
 /* --- O_DIRECT ------------------------------------------------------- */
 
-/* NVMe -> P2P memory: the bytes in P2P memory match, or EREMOTEIO. */
+/* NVMe -> P2P memory: the bytes in P2P memory match, or refused_errno(). */
 static void odirect_read_leg(struct __test_metadata *_metadata,
 			     FIXTURE_DATA(p2pmem) * self, const char *blk,
 			     const char *expect)
@@ -420,7 +420,7 @@ static void odirect_read_leg(struct __test_metadata *_metadata,
 	memset(p, 0, MIB);
 	if (!strcmp(expect, "refused")) {
 		EXPECT_EQ(-1, pread(fd, p, MIB, DISK_OFF));
-		EXPECT_EQ(EREMOTEIO, errno);
+		EXPECT_EQ(refused_errno(), errno);
 	} else {
 		EXPECT_EQ((ssize_t)MIB, pread(fd, p, MIB, DISK_OFF));
 		EXPECT_EQ(0, memcmp(p, ram, MIB));
@@ -431,7 +431,7 @@ static void odirect_read_leg(struct __test_metadata *_metadata,
 	EXPECT_EQ(self->avail, available(self->mem.bdf));
 }
 
-/* P2P memory -> NVMe: the bytes on disk match, or EREMOTEIO. */
+/* P2P memory -> NVMe: the bytes on disk match, or refused_errno(). */
 static void odirect_write_leg(struct __test_metadata *_metadata,
 			      FIXTURE_DATA(p2pmem) * self, const char *blk,
 			      const char *expect)
@@ -449,7 +449,7 @@ static void odirect_write_leg(struct __test_metadata *_metadata,
 	fill(p, MIB, 13);
 	if (!strcmp(expect, "refused")) {
 		EXPECT_EQ(-1, pwrite(fd, p, MIB, DISK_OFF + MIB));
-		EXPECT_EQ(EREMOTEIO, errno);
+		EXPECT_EQ(refused_errno(), errno);
 	} else {
 		EXPECT_EQ((ssize_t)MIB, pwrite(fd, p, MIB, DISK_OFF + MIB));
 		ASSERT_EQ((ssize_t)MIB, pread(fd, ram, MIB, DISK_OFF + MIB));

@@ -303,3 +303,12 @@ int kmsg_logged(int kmsg, const char *a, const char *b)
 {
 	return kmsg_count(kmsg, a, b) > 0;
 }
+
+int refused_errno(void)
+{
+	const char *name = getenv("P2P_REFUSED_ERRNO");
+
+	if (name && !strcmp(name, "EINVAL"))
+		return EINVAL;
+	return EREMOTEIO;
+}

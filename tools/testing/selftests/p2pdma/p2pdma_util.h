@@ -59,6 +59,13 @@ int parse_bdf(const char *bdf, __u32 *domain, __u32 *bus, __u32 *devfn);
 /* Seconds since an arbitrary point, CLOCK_MONOTONIC. */
 double now(void);
 
+/*
+ * The errno of an O_DIRECT I/O whose P2P memory the disk cannot reach:
+ * the block layer's choice, not the P2PDMA core's (6.12: EREMOTEIO, 7.3:
+ * EINVAL). qemu/run.sh names it in P2P_REFUSED_ERRNO; EREMOTEIO without.
+ */
+int refused_errno(void);
+
 #define BIND_TIMEOUT_S	60
 
 /* The driver the provider was bound to when the case began. */

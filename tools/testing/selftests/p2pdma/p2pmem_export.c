@@ -417,7 +417,7 @@ TEST_F(p2pexp, gup_without_p2pdma_flag_is_eremoteio)
  * dma-buf's mapping: the NVMe DMAs into the provider's memory, which then
  * holds the bytes written to the disk. It works whether or not the kernel
  * has CONFIG_SECRETMEM (GUP-fast or GUP through the VMA, both with
- * FOLL_PCI_P2PDMA); a route the policy refuses fails with EREMOTEIO.
+ * FOLL_PCI_P2PDMA); a route the policy refuses fails with refused_errno().
  */
 TEST_F(p2pexp, odirect_read_into_mapping_moves_the_bytes)
 {
@@ -440,7 +440,7 @@ TEST_F(p2pexp, odirect_read_into_mapping_moves_the_bytes)
 	n = pread(dfd, p, MIB, DISK_OFF);
 	if (!strcmp(expect, "refused")) {
 		EXPECT_EQ(-1, n);
-		EXPECT_EQ(EREMOTEIO, errno);
+		EXPECT_EQ(refused_errno(), errno);
 	} else {
 		EXPECT_EQ((ssize_t)MIB, n) TH_LOG("pread: %s", strerror(errno));
 		EXPECT_EQ(-1, mismatch(p, MIB, 21));
