@@ -21,7 +21,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_tests "make bench"
+kneeds_target "make bench"
 tarball=$ktarball
 shared=$ktree
 intree=$top/build/linux-intree

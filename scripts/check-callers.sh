@@ -35,7 +35,7 @@ export LC_ALL=C
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_tests "check-callers"
+kneeds_target "make check"
 tree=$ktree
 out=$top/build/out-callers
 log_dir=${LOG_DIR:-$top/build/out-check/logs}

@@ -37,7 +37,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_tests "make check"
+kneeds_target "make check"
 tree=$ktree
 out=$top/build/out-check
 sphinx_dir=$top/build/sphinx-check

@@ -31,7 +31,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_tests "make test-mutants"
+kneeds_target "make test-mutants"
 out=$top/build/mutants
 tree=$out/tree
 names=("$@")

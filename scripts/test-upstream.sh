@@ -41,7 +41,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_tests "make test-upstream"
+kneeds_target "make test-upstream"
 tree=$ktree
 outdir=$top/build/test-upstream
 kunitconfig=$top/drivers/pci/p2pdma/tests/blackbox.kunitconfig

@@ -18,7 +18,8 @@
 # little loss). The time of each boot and each suite is printed at the
 # end.
 #
-# Usage: tests/run-all.sh [MACHINE | TOPO[+TOPO...]]...  (default: all machines)
+# Usage: tests/run-all.sh [MACHINE | TOPO[+TOPO...]]...  (default: the
+# machines of this kernel, scripts/kernel.sh kmachines: all on 6.12)
 # Environment: TEST_TIMEOUT per boot in seconds (default 2700: the
 # longest boot takes ~1050 s on a quiet host and was seen at ~1850 s on a
 # slow one; the timeout is for a hung guest, not a budget), P2P_JOBS,
@@ -34,14 +35,17 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_tests "make test"
+kneeds_target "make test"
 timeout=${TEST_TIMEOUT:-2700}
 jobs=${P2P_JOBS:-5}
 runs=$top/build/test-runs
 rm -rf "$runs"
 mkdir -p "$runs"
 [ -z "${P2P_RESULTS:-}" ] || : > "$P2P_RESULTS"
-# All machines of tests/machines (1), or those named (0).
+# All machines of tests/machines (1), or those named (0): by default
+# those that run on this kernel (kmachines, scripts/kernel.sh).
+# shellcheck disable=SC2086  # a list of names
+[ $# -gt 0 ] || [ -z "$kmachines" ] || set -- $kmachines
 full=1
 [ $# = 0 ] || full=0
 
