@@ -208,46 +208,49 @@ static inline dma_addr_t pci_p2pdma_bus_addr_map(struct p2pdma_provider *provide
 	return paddr + provider->bus_offset;
 }
 
-/**
- * struct pci_p2pdma_map_state - what a mapping loop keeps between pages
- * @mem: the provider of the last P2P page it saw
- * @map: that provider's map type for the mapping device
- *
- * Zero it before the first page of a mapping; pci_p2pdma_state() fills it
- * in, and works the map type out again only when the provider changes.
- */
-struct pci_p2pdma_map_state {
-	struct p2pdma_provider *mem;
-	enum pci_p2pdma_map_type map;
-};
-
+struct pci_p2pdma_map_state;
 void __pci_p2pdma_update_state(struct pci_p2pdma_map_state *state,
 			       struct device *dev, struct page *page);
 
 /**
- * pci_p2pdma_state() - how a device maps one page
- * @state: the mapping's state (see &struct pci_p2pdma_map_state)
- * @dev: the device that will DMA to or from @page
- * @page: a page of the mapping
+ * struct pci_p2pdma_map_state - a mapping loop's memory of the last P2P page
+ * @map: the map type found for that page's provider and the mapping device
+ * @mem: that provider, which pci_p2pdma_bus_addr_map() takes
  *
- * For the DMA mapping code (dma-direct, dma-iommu, the block layer, hmm).
- * After %PCI_P2PDMA_MAP_BUS_ADDR, @state->mem is the page's provider, for
- * pci_p2pdma_bus_addr_map().
+ * Start each mapping with a zeroed one: %PCI_P2PDMA_MAP_UNKNOWN in @map
+ * makes the first P2P page look its provider up; later pages of the same
+ * provider reuse @map.
+ */
+struct pci_p2pdma_map_state {
+	enum pci_p2pdma_map_type map;
+	struct p2pdma_provider *mem;
+};
+
+/**
+ * pci_p2pdma_state() - the map type of one page of a DMA mapping
+ * @state: kept by the caller across the pages of the mapping
+ * @dev: the device that will be given the page's DMA address
+ * @page: the page
+ *
+ * Asked page by page by the DMA mapping code (dma-direct, dma-iommu, the
+ * block layer, hmm). For %PCI_P2PDMA_MAP_BUS_ADDR the caller programs
+ * @dev with pci_p2pdma_bus_addr_map(@state->mem, the page's address).
  *
  * Context: any, including atomic; does not sleep.
  *
- * Return: %PCI_P2PDMA_MAP_NONE if @page is not P2P memory, else its map
- * type for @dev (%PCI_P2PDMA_MAP_NOT_SUPPORTED also when @dev is not a
- * PCI function).
+ * Return: %PCI_P2PDMA_MAP_NONE for a page that is not P2P memory; for P2P
+ * memory its map type for @dev, %PCI_P2PDMA_MAP_NOT_SUPPORTED also when
+ * @dev is not a PCI function.
  */
 static inline enum pci_p2pdma_map_type
 pci_p2pdma_state(struct pci_p2pdma_map_state *state, struct device *dev,
 		 struct page *page)
 {
-	if (!IS_ENABLED(CONFIG_PCI_P2PDMA) || !is_pci_p2pdma_page(page))
-		return PCI_P2PDMA_MAP_NONE;
-	__pci_p2pdma_update_state(state, dev, page);
-	return state->map;
+	if (IS_ENABLED(CONFIG_PCI_P2PDMA) && is_pci_p2pdma_page(page)) {
+		__pci_p2pdma_update_state(state, dev, page);
+		return state->map;
+	}
+	return PCI_P2PDMA_MAP_NONE;
 }
 
 /*
