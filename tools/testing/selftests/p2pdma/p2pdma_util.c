@@ -308,7 +308,6 @@ int refused_errno(void)
 {
 	const char *name = getenv("P2P_REFUSED_ERRNO");
 
-	if (name && !strcmp(name, "EINVAL"))
-		return EINVAL;
-	return EREMOTEIO;
+	/* A positive errno: it is compared with errno. */
+	return name && !strcmp(name, "EINVAL") ? EINVAL : EREMOTEIO;
 }
