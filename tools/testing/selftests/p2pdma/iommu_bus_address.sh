@@ -3,10 +3,11 @@
 #
 # A bus-address route under a translating IOMMU: two NVMe functions below
 # one PCIe switch, intel-iommu on. The route from the provider to the
-# client is PCI_P2PDMA_MAP_BUS_ADDR, so dma-iommu (iommu_dma_map_sg ->
-# pci_p2pdma_map_segment) must hand the client the provider's BAR bus
-# address and map nothing in the IOMMU for it: on hardware the switch
-# routes that address to the provider and the IOMMU never sees it.
+# client is PCI_P2PDMA_MAP_BUS_ADDR, so the client's DMA mapping (dma-iommu
+# on 6.12, the block layer's map state on 7.3) must hand the client the
+# provider's BAR bus address and map nothing in the IOMMU for it: on
+# hardware the switch routes that address to the provider and the IOMMU
+# never sees it.
 #
 # QEMU limitation, on which every check below relies: QEMU's bridges do
 # not route peer traffic, every device DMA goes up to the root IOMMU. The
@@ -15,11 +16,13 @@
 # intel-iommu reports a DMAR fault whose address is the bus address.
 # QEMU (10.0) then drops the data and completes the NVMe command with
 # success status: the O_DIRECT read into P2P memory returns 0 and no byte
-# arrives (nothing is retried, no I/O error). So the proof that dma-iommu gave the device the bus address
-# is the dma_map_sg trace event (DMA address = bus address) and the fault
-# at that address, and the P2P memory must still hold the zeros of a
-# fresh mapping. Had dma-iommu mapped the page through the IOMMU (a real
-# IOVA, as for a through-host-bridge route), the copy would deliver the
+# arrives (nothing is retried, no I/O error). So the proof that the client
+# was given the bus address is that the IOMMU mapped nothing in the BAR
+# (iommu:map trace event; a read into RAM in the same window shows the
+# event works) and the fault at an address in the BAR's bus range, and
+# the P2P memory must still hold the zeros of a fresh mapping. Had
+# dma-iommu mapped the page through the IOMMU (a real IOVA, as for a
+# through-host-bridge route), the copy would deliver the
 # bytes and no fault would be logged: those cases would fail. Nothing
 # here counts the transfer's exit status as a verified copy. On hardware
 # whose switch routes the peer traffic the bytes would arrive and no
@@ -38,7 +41,7 @@ dir=$(cd "$(dirname "$0")" && pwd)
 MIB=$((1 << 20))
 routes=/sys/kernel/debug/p2pdma/routes
 tracing=/sys/kernel/tracing
-event=$tracing/events/dma/dma_map_sg
+event=$tracing/events/iommu/map
 p2pcopy=${P2P_BIN:-$dir/../../../../build/bin}/p2pcopy
 
 ktap_print_header
@@ -93,6 +96,8 @@ marker="iommu_bus_address: client $cli into P2P memory of $mem"
 echo "$marker" > /dev/kmsg
 echo 0 > "$tracing/trace"
 echo 1 > "$event/enable"
+# The control: the client reads into RAM, which the IOMMU maps.
+dd if="$cli_blk" of=/dev/null bs=64k count=1 iflag=direct status=none
 # Read the client's namespace into P2P memory (the client writes the BAR),
 # then write that buffer to the provider's own namespace at $off.
 out=$("$p2pcopy" -m "$mem" -s "$cli_blk" -d "$own" -n $MIB -c $MIB -D $off 2>&1)
@@ -102,24 +107,23 @@ echo 0 > "$event/enable"
 # the route and dma-iommu mapped it. The 0 is QEMU's silence, see above.
 p2p_check odirect_client_into_p2pmem_not_refused "$rc" "p2pcopy exit $rc: $out"
 
-# dma_map_sg of the client: every segment in the provider's BAR got as its
-# DMA address the bus address of that byte, not an IOVA, and there was one.
-segs=$(awk -v c="$cli" 'index($0, "dma_map_sg: " c " ") {
-		d = $0; sub(/.*dma_addrs=\{/, "", d); sub(/\}.*/, "", d)
-		p = $0; sub(/.*phys_addrs=\{/, "", p); sub(/\}.*/, "", p)
-		nd = split(d, da, ","); np = split(p, pa, ",")
-		for (i = 1; i <= np && i <= nd; i++) print da[i], pa[i]
-	}' "$tracing/trace")
-n=0 bad=""
-while read -r d ph; do
+# The IOMMU mapped nothing in the provider's BAR (by CPU physical address),
+# and did map the control's RAM buffer: dma-iommu gave the client the bus
+# address (the fault below shows where the client wrote).
+maps=$(sed -n 's/.* map: IOMMU: iova=\(0x[0-9a-f]*\) - 0x[0-9a-f]* paddr=\(0x[0-9a-f]*\) .*/\1 \2/p' \
+	"$tracing/trace")
+ram=0 bad=""
+while read -r iova ph; do
 	[ -n "$ph" ] || continue
-	if [ $((ph)) -lt $((cpu_lo)) ] || [ $((ph)) -gt $((cpu_hi)) ]; then continue; fi
-	n=$((n + 1))
-	[ $((d)) = $((bus_lo + ph - cpu_lo)) ] || bad+=" dma=$d phys=$ph"
-done <<< "$segs"
+	if [ $((ph)) -lt $((cpu_lo)) ] || [ $((ph)) -gt $((cpu_hi)) ]; then
+		ram=$((ram + 1))
+	else
+		bad+=" iova=$iova phys=$ph"
+	fi
+done <<< "$maps"
 p2p_check client_given_bar_bus_address_by_dma_iommu \
-	"$([ "$n" -gt 0 ] && [ -z "$bad" ]; echo $?)" \
-	"segments in the BAR: $n; not at the bus address:${bad:- none}"
+	"$([ "$ram" -gt 0 ] && [ -z "$bad" ]; echo $?)" \
+	"IOMMU mappings outside the BAR (the control): $ram; in the BAR:${bad:- none}"
 
 # The IOMMU fault of the client's write: QEMU's intel-iommu looked the bus
 # address up in the client's page table. Every fault of the client lies in
@@ -128,10 +132,11 @@ p2p_check client_given_bar_bus_address_by_dma_iommu \
 rid=${cli#*:}
 for _ in 1 2 3 4 5; do
 	log=$(dmesg | sed -n "\|$marker|,\$p")
-	[[ $log == *"Request device [$rid] fault addr"* ]] && break
+	[[ $log =~ "Request device ["(0000:)?"$rid] fault addr" ]] && break
 	sleep 1
 done
-faults=$(sed -n "s/.*DMAR: \[DMA Write[^]]*\] Request device \[$rid\] fault addr \(0x[0-9a-f]*\).*/\1/p" <<< "$log")
+# 6.12 names the requester bus:dev.fn, 7.3 with its PCI domain first.
+faults=$(sed -En "s/.*DMAR: \[DMA Write[^]]*\] Request device \[(0000:)?$rid\] fault addr (0x[0-9a-f]*).*/\2/p" <<< "$log")
 n=0 bad=""
 for a in $faults; do
 	n=$((n + 1))
