@@ -159,7 +159,7 @@ static struct sg_table *p2p_dmabuf_map(struct dma_buf_attachment *attach,
 	if (buf->revoked)
 		return ERR_PTR(-ENODEV);
 
-	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	sgt = kzalloc_obj(*sgt, GFP_KERNEL);
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
 	ret = p2p_dmabuf_fill_sg(sgt, virt_to_page(buf->kaddr), buf->size,
@@ -427,7 +427,7 @@ struct dma_buf *pci_p2pmem_export(struct pci_dev *provider, size_t size,
 
 	if (flags || !size || !PAGE_ALIGNED(size))
 		return ERR_PTR(-EINVAL);
-	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	buf = kzalloc_obj(*buf, GFP_KERNEL);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&buf->ref);

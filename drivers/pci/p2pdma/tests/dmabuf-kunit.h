@@ -205,7 +205,7 @@ static void db_non_pci_importer_test(struct kunit *test)
 
 	dev = kunit_device_register(test, "p2pdma-db-not-pci");
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dev);
-	child = kzalloc(sizeof(*child), GFP_KERNEL);
+	child = kzalloc_obj(*child, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, child);
 	device_initialize(child);
 	child->parent = &db_q->pdev->dev;

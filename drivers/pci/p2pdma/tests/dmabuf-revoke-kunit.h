@@ -214,7 +214,7 @@ static void db_add_fence(struct kunit *test, enum dma_resv_usage usage)
 	struct dma_resv *resv = c->dmabuf->resv;
 	int ret;
 
-	c->fence = kzalloc(sizeof(*c->fence), GFP_KERNEL);
+	c->fence = kzalloc_obj(*c->fence, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, c->fence);
 	dma_fence_init(c->fence, &db_fence_ops, &db_fence_lock,
 		       dma_fence_context_alloc(1), 1);

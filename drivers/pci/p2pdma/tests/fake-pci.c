@@ -115,7 +115,7 @@ struct fake_pci *fake_pci_create(void)
 
 	if (WARN_ON(fake_pci_live))
 		return NULL;
-	fp = kzalloc(sizeof(*fp), GFP_KERNEL);
+	fp = kzalloc_obj(*fp, GFP_KERNEL);
 	if (!fp)
 		return NULL;
 	INIT_LIST_HEAD(&fp->hosts);

@@ -258,7 +258,7 @@ static int mp_check_after(struct kunit *test, bool closing)
 	void *kaddr;
 
 	uaddr = mp_shmem_map(test, len, &file);
-	mc = kzalloc(sizeof(*mc), GFP_KERNEL);
+	mc = kzalloc_obj(*mc, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, mc);
 	/* One reference for each page and one for the check, as mmap(). */
 	kaddr = p2p_alloc(mp_p->pdev, len, (len >> PAGE_SHIFT) + 1, false);

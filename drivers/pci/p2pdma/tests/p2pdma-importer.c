@@ -166,7 +166,7 @@ static long imp_attach(struct imp_file *f, void __user *uarg)
 		;
 	if (slot == IMP_MAX)
 		return -ENOSPC;
-	imp = kzalloc(sizeof(*imp), GFP_KERNEL);
+	imp = kzalloc_obj(*imp, GFP_KERNEL);
 	if (!imp)
 		return -ENOMEM;
 	imp->buggy = arg.flags & (P2PIMP_ATTACH_BUGGY | P2PIMP_ATTACH_PINNED);
@@ -238,7 +238,7 @@ static long imp_map(struct imp_file *f, void __user *uarg)
 	long ret = 0;
 	int i;
 
-	arg = kzalloc(sizeof(*arg), GFP_KERNEL);
+	arg = kzalloc_obj(*arg, GFP_KERNEL);
 	if (!arg)
 		return -ENOMEM;
 	if (copy_from_user(arg, uarg, sizeof(*arg))) {
