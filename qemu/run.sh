@@ -195,7 +195,7 @@ cmdline="console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,versi
 # and two kernel builds on two cores; the emulated timer is fine, the
 # check's window is not: no_timer_check skips it.
 cmdline+=" ro panic=-1 loglevel=7 no_timer_check init=$top/guest/init.sh ${append[*]}"
-cmdline+=" P2P_REFUSED_ERRNO=$krefused ${CMDLINE_EXTRA:-} -- $*"
+cmdline+="${kcmdline:+ $kcmdline} P2P_REFUSED_ERRNO=$krefused ${CMDLINE_EXTRA:-} -- $*"
 
 echo "qemu: topology $topo, kernel $flavour, accel $accel, run dir ${run#"$top"/}"
 touch "$run/output.log"

@@ -42,7 +42,6 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
 kneeds_target "make test-upstream"
-tree=$ktree
 outdir=$top/build/test-upstream
 kunitconfig=$top/drivers/pci/p2pdma/tests/blackbox.kunitconfig
 bd_ours=$top/build/kunit-bb-ours
@@ -77,7 +76,7 @@ run_one() {
 	[ "$build" = 1 ] && [ $# = 0 ] || args=(exec)
 	[ $# = 0 ] || suite=p2pdma_fuzz
 	echo "test-upstream: kunit.py ${args[0]}, $name ($bdir)"
-	(cd "$tree" && nice -n 19 ./tools/testing/kunit/kunit.py "${args[@]}" --arch=x86_64 \
+	(renice -n 19 $BASHPID >/dev/null && kunitpy "${args[@]}" --arch=x86_64 \
 		--build_dir="$bdir" --raw_output=all --timeout=3600 \
 		--kernel_args=p2pdma_fuzz.core="$core" "$@") > "$outdir/$name.log" 2>&1 || rc=$?
 	if ! grep -Eq "^[[:space:]]*(\[[^]]*\] )?(not )?ok [0-9]+ $suite" "$outdir/$name.log"; then

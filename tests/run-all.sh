@@ -173,7 +173,7 @@ if [ "$full" = 1 ] && [ "$flavour" = debug ] && [ -z "${TEST_KERNEL:-}" ]; then
 		# kunit.py leaves the kernel's log there: none from an older
 		# run may stand in for a run that wrote none.
 		rm -f "$out/test.log"
-		cd "$tree" && ./tools/testing/kunit/kunit.py exec --arch=x86_64 \
+		kunitpy exec --arch=x86_64 \
 			--build_dir="$out" --timeout=1800 --kernel_args="$fuzz_seeds" \
 			> "$runs/kunitpy.out" 2>&1
 		echo $? > "$runs/kunitpy.rc"
