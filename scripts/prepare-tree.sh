@@ -213,6 +213,9 @@ if [ "$kbackported" != " " ]; then
 		if [ "$mode" = --pristine ] && [[ " $overlay " == *" $f "* ]]; then
 			continue
 		fi
+		# What the kernel build reads; the rest (documents, the patch
+		# messages) is backported for make patch, which patches its own copy.
+		case $f in drivers/* | include/* | mm/* | tools/*) ;; *) continue ;; esac
 		if [ -L "$tree/$f" ] || ! cmp -s "$work/$f" "$tree/$f"; then
 			rm -f "$tree/$f"
 			mv "$work/$f" "$tree/$f"

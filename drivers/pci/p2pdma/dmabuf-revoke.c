@@ -11,12 +11,13 @@
  * - p2p_dmabuf_revoke(), which p2p_provider_close() calls when a provider
  *   unbinds, once nothing more is handed out. Each of the provider's
  *   buffers is marked revoked under its reservation lock and
- *   dma_buf_move_notify() tells every importer; the user mappings are
- *   zapped; then the unbind waits, for as long as it takes, for every
- *   importer to unmap, then for every fence in the reservation object
- *   (of every usage, read after the last unmap), then for every pin of
- *   the pages, and only then gives the memory back. No timer frees
- *   anything: what it waits for is named in the log while it waits.
+ *   dma_buf_invalidate_mappings() tells every importer; the user
+ *   mappings are zapped; then the unbind waits, for as long as it
+ *   takes, for every importer to unmap, then for every fence in the
+ *   reservation object (of every usage, read after the last unmap), then
+ *   for every pin of the pages, and only then gives the memory back. No
+ *   timer frees anything: what it waits for is named in the log while it
+ *   waits.
  * - p2p_dmabuf_retire(), which the dma-buf's release calls: no importer
  *   and no user mapping is left, but DMA queued on the buffer and pins of
  *   its pages may still reach the memory. Then the memory goes back at
@@ -298,7 +299,7 @@ static void p2p_dmabuf_settle(struct p2p_dmabuf *buf, unsigned long start)
 {
 	struct dma_fence *fence;
 
-	/* Importers that unmap after move_notify returned. */
+	/* Importers that unmap after they were told. */
 	p2p_dmabuf_wait_unmapped(buf, start);
 	/* Then every fence: one added before the last unmap counts too. */
 	fence = p2p_dmabuf_fences(buf);

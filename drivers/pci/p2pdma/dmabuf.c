@@ -6,16 +6,17 @@
  * pool with pci_alloc_p2pmem() (so each buffer holds a reference on the
  * dev_pagemap of its range, as every allocation does) and wraps it in a
  * dma-buf that importers attach to and map for their device through the
- * ordinary DMA API, which asks pci_p2pdma_map_segment() how each segment
- * is reached. A buffer is handed out only once dmabuf-revoke.c, which
+ * ordinary DMA API, which asks the route (pci_p2pdma_state()) how each
+ * segment is reached. A buffer is handed out only once dmabuf-revoke.c, which
  * owns every buffer's life after that, has it on its list.
  *
- * Every importer is revocable. Only importers that give a move_notify
- * callback (dma_buf_dynamic_attach()), accept peer-to-peer memory
+ * Every importer is revocable. Only importers that the dma-buf core calls
+ * revocable (dma_buf_attach_revocable(): an invalidate_mappings callback,
+ * after which they unmap in bounded time), accept peer-to-peer memory
  * (allow_peer2peer) and whose device reaches the provider (the route of
- * route.c) attach; a static importer cannot. No importer may pin
- * (dma_buf_pin() fails): 6.12 cannot tell a pinned importer that
- * move_notify revokes from one that it does not.
+ * route.c) attach; a static importer, or a pinned one without the
+ * callback (RDMA's plain pinned memory regions), cannot. An importer that
+ * attached may pin: its invalidate_mappings unmaps and unpins.
  *
  * A buffer lives by its own reference count (see p2pdma.h), not by the
  * dma-buf's file: the dma-buf's dentry, which runs the release, can
@@ -70,6 +71,13 @@ static int p2p_dmabuf_attach(struct dma_buf *dmabuf,
 
 	if (!attach->peer2peer)
 		return -EOPNOTSUPP;
+	/* What cannot be revoked would hold the provider's unbind forever. */
+	if (!dma_buf_attach_revocable(attach)) {
+		if (__ratelimit(&p2p_dmabuf_refusals))
+			pci_info(buf->provider, "P2PDMA: dma-buf importer %s refused: it cannot be revoked (no invalidate_mappings)\n",
+				 dev_name(attach->dev));
+		return -EOPNOTSUPP;
+	}
 	/* Rechecked under the lock by map: this only fails early. */
 	if (READ_ONCE(buf->revoked))
 		return -ENODEV;
@@ -90,23 +98,15 @@ static int p2p_dmabuf_attach(struct dma_buf *dmabuf,
 }
 
 /*
- * A pin is refused. A pinned importer of 6.12 may have a move_notify that
- * cannot revoke it (RDMA's ib_umem_dmabuf_get_pinned() only warns there),
- * and nothing in the attachment tells it apart from one that can; an
- * unbind would then wait for userspace to deregister it. Every pin here is
- * an importer's own dma_buf_pin(): the dma-buf core pins on map only when
- * CONFIG_DMABUF_MOVE_NOTIFY is off, which this exporter depends on. The
- * callbacks exist all the same: with them the core treats this exporter as
- * dynamic, and maps and unmaps under the reservation lock.
+ * A pin is taken as it comes: only revocable importers attach, and a
+ * revoked pinned importer unmaps and unpins in its invalidate_mappings
+ * (the revocation then waits for the unmap like any other). Nothing is
+ * moved, so a pin holds nothing here. The callbacks make the core treat
+ * this exporter as dynamic: it maps and unmaps under the reservation lock.
  */
 static int p2p_dmabuf_pin(struct dma_buf_attachment *attach)
 {
-	struct p2p_dmabuf *buf = attach->dmabuf->priv;
-
-	if (__ratelimit(&p2p_dmabuf_refusals))
-		pci_info(buf->provider, "P2PDMA: dma-buf importer %s refused a pin: a pinned importer cannot be revoked\n",
-			 dev_name(attach->dev));
-	return -EOPNOTSUPP;
+	return 0;
 }
 
 static void p2p_dmabuf_unpin(struct dma_buf_attachment *attach)
@@ -167,10 +167,11 @@ static struct sg_table *p2p_dmabuf_map(struct dma_buf_attachment *attach,
 	if (ret)
 		goto out_free;
 	/*
-	 * dma-direct and dma-iommu ask pci_p2pdma_map_segment() about each
-	 * segment: the bus address below a common switch, a normal mapping
-	 * through the host bridge, -EREMOTEIO for a route refused since the
-	 * attach. BAR memory is not in the CPU caches: nothing to sync.
+	 * dma-direct and dma-iommu ask the route (pci_p2pdma_state())
+	 * about each segment: the bus address below a common switch, a
+	 * normal mapping through the host bridge, -EREMOTEIO for a route
+	 * refused since the attach. BAR memory is not in the CPU caches:
+	 * nothing to sync.
 	 */
 	ret = dma_map_sgtable(attach->dev, sgt, dir, DMA_ATTR_SKIP_CPU_SYNC);
 	if (ret)
@@ -363,18 +364,18 @@ static int p2p_dmabuf_clear(void *kaddr, size_t size)
  * page of it is pinned: a release with such a fence or pin leaves the
  * wait to a work item and returns.
  *
- * Importers must be dynamic (dma_buf_dynamic_attach() with a
- * move_notify callback) and accept peer-to-peer memory (allow_peer2peer
- * in their dma_buf_attach_ops); their device must be a PCI function that
- * reaches @provider (pci_p2pdma_distance() >= 0). dma_buf_attach() fails
- * with -EOPNOTSUPP for an importer that does not accept peer-to-peer
- * memory (every static importer), with -EREMOTEIO for a device that is
- * not a PCI function or cannot reach the provider (the reason is logged,
- * rate-limited), and with -ENODEV once the buffer is revoked. An
- * importer is revoked through its move_notify, so it may not pin:
- * dma_buf_pin() fails with -EOPNOTSUPP (logged, rate-limited), since 6.12
- * cannot tell a pinned importer that move_notify revokes from one that it
- * does not (RDMA's ib_umem_dmabuf_get_pinned()). dma_buf_map_attachment()
+ * Importers must be revocable (dma_buf_attach_revocable(): an
+ * invalidate_mappings callback in their dma_buf_attach_ops, after which
+ * they unmap in bounded time) and accept peer-to-peer memory
+ * (allow_peer2peer); their device must be a PCI function that reaches
+ * @provider (pci_p2pdma_distance() >= 0). dma_buf_attach() fails with
+ * -EOPNOTSUPP for an importer that does not accept peer-to-peer memory
+ * (every static importer) or is not revocable (logged, rate-limited), with
+ * -EREMOTEIO for a device that is not a PCI function or cannot reach the
+ * provider (the reason is logged, rate-limited), and with -ENODEV once the
+ * buffer is revoked. An importer that attached may pin (dma_buf_pin()
+ * succeeds); its invalidate_mappings must then unmap and unpin.
+ * dma_buf_map_attachment()
  * maps the memory for the importer's device with dma_map_sgtable() (PCI bus
  * addresses below a common switch, a normal DMA mapping through the host
  * bridge, an IOVA under an IOMMU), in segments of whole pages of at most
@@ -394,10 +395,9 @@ static int p2p_dmabuf_clear(void *kaddr, size_t size)
  *
  * When @provider's driver unbinds, each of its buffers is revoked: under
  * the buffer's reservation lock it is marked revoked and
- * dma_buf_move_notify() tells every importer. A pinned importer must have
- * stopped every access when its move_notify returns (the revocation is
- * synchronous for it); a dynamic one unmaps then or later, after the DMA
- * it fenced in the reservation object. The unbind zaps the user
+ * dma_buf_invalidate_mappings() tells every importer. A pinned importer
+ * unmaps when its invalidate_mappings is called; any other unmaps then or
+ * later, after the DMA it fenced in the reservation object. The unbind zaps the user
  * mappings, waits for every mapping to be unmapped, then for every fence
  * in the reservation object (of every usage, as it is after the last
  * unmap), then for every pin of the pages, with no time limit (what it

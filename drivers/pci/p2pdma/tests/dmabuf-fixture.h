@@ -46,6 +46,7 @@ struct db_case {
 	struct dma_buf_attachment *attach;
 	struct sg_table *sgt;		/* the importer's live mapping */
 	int moves;			/* move_notify calls */
+	bool pinned;			/* the importer holds a pin */
 	/* What the p2p_clean() stand-in was asked to clear, and returns. */
 	unsigned long clean_first, clean_pages;
 	int clean_calls, clean_ret;
@@ -156,6 +157,11 @@ static __maybe_unused void db_exit(struct kunit *test)
 	if (c->sgt)
 		dma_buf_unmap_attachment_unlocked(c->attach, c->sgt,
 						  DMA_BIDIRECTIONAL);
+	if (c->pinned) {
+		dma_resv_lock(c->dmabuf->resv, NULL);
+		dma_buf_unpin(c->attach);
+		dma_resv_unlock(c->dmabuf->resv);
+	}
 	if (c->attach)
 		dma_buf_detach(c->dmabuf, c->attach);
 	if (c->dmabuf)

@@ -2,10 +2,11 @@
 /*
  * dma-buf revocation suite (p2pdma-dmabuf-revoke): what the provider's
  * unbind does to its dma-bufs (dmabuf.c) and what it waits for before the
- * memory goes back to the pool: importers told to move and unmapping,
- * pins refused, fences, CPU mappings and their page references, an
- * export racing the unbind, a release during the revocation, and another
- * provider that must not wait meanwhile. It shares the fixture and the
+ * memory goes back to the pool: importers told to unmap and unmapping,
+ * pinned importers revoked, unrevocable ones refused, fences, CPU
+ * mappings and their page references, an export racing the unbind, a
+ * release during the revocation, and another provider that must not wait
+ * meanwhile. It shares the fixture and the
  * importers of the exporter suite (dmabuf-fixture.h). Included at the end
  * of dmabuf-revoke.c.
  */
@@ -13,42 +14,78 @@
 #include "dmabuf-fixture.h"
 
 /*
- * An importer that pins, with a move_notify that only warns (RDMA's
- * ib_umem_dmabuf_get_pinned(): it attaches, pins, then maps), is refused
- * at its pin with -EOPNOTSUPP and the reason in the log, so it never
- * holds a mapping that an unbind would wait for forever. The case waits
- * out any earlier burst of the refusals' ratelimit first. The attachment
- * left holds no mapping: the provider closes without waiting for it.
+ * A pinned importer that is revocable: told, it unmaps and unpins at once
+ * (RDMA's ib_umem_dmabuf_get_pinned_revocable_and_lock()).
  */
-static void db_pin_refused_test(struct kunit *test)
+static void db_invalidate_unpin(struct dma_buf_attachment *attach)
+{
+	struct kunit *test = attach->importer_priv;
+	struct db_case *c = test->priv;
+
+	db_invalidate(attach);
+	if (c->pinned) {
+		dma_buf_unpin(attach);
+		c->pinned = false;
+	}
+}
+
+static const struct dma_buf_attach_ops db_importer_pinned = {
+	.allow_peer2peer = true,
+	.invalidate_mappings = db_invalidate_unpin,
+};
+
+/* A pinned importer with no invalidate_mappings (RDMA's plain pinned MR). */
+static const struct dma_buf_attach_ops db_importer_unrevocable = {
+	.allow_peer2peer = true,
+};
+
+/*
+ * The dma-buf core's revocation contract (dma_buf_attach_revocable()): an
+ * importer without invalidate_mappings cannot be revoked and is refused
+ * at attach with -EOPNOTSUPP and the reason in the log, so it never holds
+ * a mapping that an unbind would wait for forever; a revocable importer
+ * may pin, and the provider's close tells it once, after which it has
+ * unmapped and unpinned and the memory is back in the pool. The case
+ * waits out any earlier burst of the refusals' ratelimit first.
+ */
+static void db_revocable_pin_test(struct kunit *test)
 {
 	struct db_case *c = test->priv;
 	struct dma_buf_attachment *attach;
+	struct sg_table *sgt;
 	u64 mark;
 	int ret;
 
 	db_export(test);
-	attach = db_attach(test, db_q, &db_importer_ignores);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, attach);
 	msleep(5100);
 	mark = kunit_kmsg_mark();
-	dma_resv_lock(c->dmabuf->resv, NULL);
-	ret = dma_buf_pin(attach);
-	dma_resv_unlock(c->dmabuf->resv);
-	KUNIT_EXPECT_EQ(test, ret, -EOPNOTSUPP);
-	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "refused a pin",
+	attach = db_attach(test, db_q, &db_importer_unrevocable);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(attach), -EOPNOTSUPP);
+	if (!IS_ERR(attach))
+		dma_buf_detach(c->dmabuf, attach);
+	KUNIT_EXPECT_EQ(test, kunit_kmsg_count(test, mark, "refused",
 					       pci_name(db_q->pdev),
 					       "cannot be revoked"), 1);
+
+	c->attach = db_attach(test, db_q, &db_importer_pinned);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, c->attach);
+	dma_resv_lock(c->dmabuf->resv, NULL);
+	ret = dma_buf_pin(c->attach);
 	if (!ret) {
-		dma_resv_lock(c->dmabuf->resv, NULL);
-		dma_buf_unpin(attach);
-		dma_resv_unlock(c->dmabuf->resv);
+		c->pinned = true;
+		sgt = dma_buf_map_attachment(c->attach, DMA_BIDIRECTIONAL);
+		if (!IS_ERR(sgt))
+			c->sgt = sgt;
 	}
+	dma_resv_unlock(c->dmabuf->resv);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_ASSERT_NOT_NULL(test, c->sgt);
 
 	p2p_provider_close(db_p->pdev);
 	KUNIT_EXPECT_EQ(test, c->moves, 1);
+	KUNIT_EXPECT_NULL(test, c->sgt);
+	KUNIT_EXPECT_FALSE(test, c->pinned);
 	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
-	dma_buf_detach(c->dmabuf, attach);
 }
 
 /*
@@ -693,7 +730,7 @@ static void db_export_hands_out_references_test(struct kunit *test)
 }
 
 static struct kunit_case p2pdma_dmabuf_revoke_cases[] = {
-	KUNIT_CASE(db_pin_refused_test),
+	KUNIT_CASE(db_revocable_pin_test),
 	KUNIT_CASE(db_revoke_test),
 	KUNIT_CASE(db_unbind_does_not_wait_test),
 	KUNIT_CASE(db_export_racing_unbind_test),

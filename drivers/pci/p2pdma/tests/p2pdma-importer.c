@@ -7,15 +7,15 @@
  * Owns /sys/kernel/debug/p2pdma-importer/ctl and its ioctls
  * (p2pdma_importer.h, a test-only interface): attach to a dma-buf (one
  * from /dev/p2pmem) for a named PCI function as a dynamic importer, map
- * and report each DMA segment, count move_notify calls, have a block
+ * and report each DMA segment, count invalidations, have a block
  * device read into the buffer, read the buffer's bytes with the CPU,
  * have a QEMU edu device DMA with the mapping's own DMA addresses,
- * detach. It is a well-behaved importer:
- * move_notify unmaps at once, under the reservation lock it is called
- * with; P2PIMP_ATTACH_BUGGY makes one that ignores it,
- * P2PIMP_ATTACH_NO_P2P one that does not accept peer-to-peer memory, and
- * P2PIMP_ATTACH_PINNED one that pins as it attaches and ignores it too
- * (RDMA's ib_umem_dmabuf_get_pinned()).
+ * detach. It is a well-behaved importer: invalidate_mappings unmaps at
+ * once, under the reservation lock it is called with;
+ * P2PIMP_ATTACH_BUGGY makes one that ignores it, P2PIMP_ATTACH_NO_P2P one
+ * that does not accept peer-to-peer memory, and P2PIMP_ATTACH_PINNED one
+ * that has no invalidate_mappings and pins as it attaches (RDMA's
+ * ib_umem_dmabuf_get_pinned()), which cannot be revoked.
  *
  * Test-only shortcuts: the block I/O and the CPU reads use the struct pages
  * behind the importer's sg_table (a real importer only uses its DMA
@@ -94,6 +94,11 @@ static const struct dma_buf_attach_ops imp_ops_no_p2p = {
 	.invalidate_mappings = imp_invalidate,
 };
 
+/* Not revocable (dma_buf_attach_revocable() is false). */
+static const struct dma_buf_attach_ops imp_ops_pinned = {
+	.allow_peer2peer = true,
+};
+
 /* The page of @sg: dma-buf scrambles it with CONFIG_DMABUF_DEBUG. */
 static struct page *imp_sg_page(struct scatterlist *sg)
 {
@@ -162,6 +167,8 @@ static long imp_attach(struct imp_file *f, void __user *uarg)
 		return -EINVAL;
 	if (arg.flags & P2PIMP_ATTACH_NO_P2P)
 		ops = &imp_ops_no_p2p;
+	else if (arg.flags & P2PIMP_ATTACH_PINNED)
+		ops = &imp_ops_pinned;
 	for (slot = 0; slot < IMP_MAX && f->imps[slot]; slot++)
 		;
 	if (slot == IMP_MAX)

@@ -23,8 +23,9 @@
 /* Map for DMA_TO_DEVICE only (the device may read, not write), not both ways. */
 #define P2PIMP_ATTACH_TO_DEVICE	0x4
 /*
- * dma_buf_pin() at attach (the attach fails with its error), and
- * move_notify ignored: RDMA's pinned memory region, which cannot be revoked.
+ * RDMA's pinned memory region, which cannot be revoked: no invalidation
+ * callback (6.12: a move_notify that is ignored), and dma_buf_pin() at
+ * attach. The attach fails with the error of either.
  */
 #define P2PIMP_ATTACH_PINNED	0x8
 
