@@ -48,7 +48,7 @@
 #include "map-page.h"
 
 #ifdef CONFIG_X86
-#include <asm/processor.h>
+#include <linux/processor.h>
 
 /* AMD Zen (family 17h and later) routes P2P through any host bridge. */
 static bool bb_cpu_routes_p2p(void)
