@@ -8,6 +8,7 @@
 #   ktarball   Debian's linux-source tarball it is unpacked from
 #   kpristine  the tree's own files we replace, kept aside at unpacking
 #   kmmdiff    the mm patch of the series for this kernel, or empty
+#   kcover     the cover letter of make patch's series for this kernel
 #   kbackport  the diff that backports our files to this kernel
 #              (backport/$KERNEL.diff), or empty for mainline's API
 #   kready     the targets that run on it (kneeds_target), or "all"
@@ -38,6 +39,7 @@ case $KERNEL in
 6.12)
 	ktarball=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 	kmmdiff=$top/mm/hmm-p2p.diff
+	kcover=$top/scripts/cover-letter.txt
 	kbackport=$top/backport/6.12.diff
 	kready=all
 	kmachines=
@@ -47,8 +49,9 @@ case $KERNEL in
 7.3)
 	ktarball=${LINUX_TARBALL:-$top/build/src/linux-source-7.3.tar.xz}
 	kmmdiff=$top/mm/hmm-p2p-7.3.diff
+	kcover=$top/scripts/cover-letter-7.3.txt
 	kbackport=
-	kready="make run|make kernel-release|make kernel-debug|make kernel-callers|make test|make check"
+	kready="make run|make kernel-release|make kernel-debug|make kernel-callers|make test|make check|make patch"
 	kmachines=
 	# blk_rq_dma_map_iter_start(): BLK_STS_INVAL.
 	krefused=EINVAL

@@ -4,21 +4,23 @@
 # Write the files of each patch of the series for scripts/make-patch.sh.
 # The series falls out of the files: each patch adds whole files of the
 # project, one role at a time, in dependency order (STAGES below). Only
-# five files of the tree are edited, structurally: drivers/pci/Makefile
+# these files of the tree are edited, structurally: drivers/pci/Makefile
 # (build our directory, then the tests and p2pmem-bar), drivers/pci/Kconfig
 # (source ours in place of the PCI_P2PDMA entry), our Kconfig, which
 # grows by whole "config" blocks, the ioctl number table (one line for
-# /dev/p2pmem's ioctl), the kernel parameters' list (one entry) and the
-# admin guide's index (one line for ours). A project file that no stage names stops
-# the series, so a new file cannot be left out silently.
+# /dev/p2pmem's ioctl), the kernel parameters' list (one entry), the
+# admin guide's index (one line for ours) and MAINTAINERS (the P2PDMA
+# entry's file patterns). A project file that no stage names stops the
+# series, so a new file cannot be left out silently.
 #
 # Usage: patch-stages.py TOP PRISTINE_DIR OUTDIR
 # PRISTINE_DIR holds the tree's drivers/pci/{Kconfig,Makefile} as
 # Kconfig.pristine and Makefile.pristine, its ioctl number table as
 # ioctl-number.rst.pristine, Documentation/admin-guide/index.rst as
 # admin-index.rst.pristine, the kernel parameters' list as
-# kernel-parameters.txt.pristine and, under mm-patched/, the files that
-# mm/hmm-p2p.diff changes, changed.
+# kernel-parameters.txt.pristine, MAINTAINERS as MAINTAINERS.pristine
+# and, under mm-patched/, the files that the kernel's mm patch
+# (mm/hmm-p2p[-7.3].diff) changes, changed.
 # Writes OUTDIR/<n>/<path in the kernel tree> for every file a stage adds
 # or changes, OUTDIR/<n>/.name with the stage name, and OUTDIR/<n>/.remove
 # with the paths a stage deletes.
@@ -60,6 +62,21 @@ KPARAMS_ENTRY = '''\tpci_p2pdma.host_bridges=
 \t\t\tSee Documentation/admin-guide/p2pdma/host-bridges.rst.
 
 '''
+# MAINTAINERS: the P2PDMA entry's file patterns, as the stages add files
+# (each in its sorted place in the entry); 'build', which removes the old
+# core, removes its pattern.
+MAINTAINERS = 'MAINTAINERS'
+MAINT_ENTRY = 'PCI PEER-TO-PEER DMA (P2PDMA)\n'
+MAINT_OLD = 'drivers/pci/p2pdma.c'
+MAINT_ADD = {
+    'host-bridge': [f'{CORE}/'],
+    'build': [],
+    'dmabuf': ['Documentation/ABI/testing/dev-p2pmem', UAPI],
+    'docs': ['Documentation/admin-guide/p2pdma/'],
+    'p2pmem-bar': ['Documentation/ABI/testing/sysfs-bus-pci-drivers-p2pmem-bar',
+                   'drivers/pci/p2pmem-bar.c'],
+}
+
 # The mm patch: a diff against files of the tree, whose stage takes them
 # as scripts/make-patch.sh patched them, from PRISTINE_DIR/mm-patched/.
 MM_DIFF = 'mm/hmm-p2p.diff'
@@ -152,6 +169,23 @@ if pci_kconfig_ours.count(f'source "{CORE}/Kconfig"') != 1:
     sys.exit('patch-stages: drivers/pci/Kconfig has no single PCI_P2PDMA entry')
 
 makefile = read(os.path.join(pristine, 'Makefile.pristine'))
+maint = read(os.path.join(pristine, 'MAINTAINERS.pristine')).splitlines(keepends=True)
+if maint.count(MAINT_ENTRY) != 1 or maint.count(f'F:\t{MAINT_OLD}\n') != 1:
+    sys.exit(f'patch-stages: {MAINTAINERS}: no single P2PDMA entry with F:\t{MAINT_OLD}')
+
+
+def maint_add(lines, pats, drop=None):
+    """The P2PDMA entry's F: lines with pats added (and drop removed), sorted."""
+    i = lines.index(MAINT_ENTRY) + 1
+    j = i
+    while j < len(lines) and lines[j].strip():
+        j += 1
+    entry = [line for line in lines[i:j] if line != f'F:\t{drop}\n']
+    files = sorted([line for line in entry if line.startswith('F:\t')] +
+                   [f'F:\t{p}\n' for p in pats])
+    first = next(k for k, line in enumerate(entry) if line.startswith('F:\t'))
+    rest = [line for line in entry if not line.startswith('F:\t')]
+    return lines[:i] + rest[:first] + files + rest[first:] + lines[j:]
 symbols = []
 done = set()
 for n, (name, files, syms, mk_lines, removed) in enumerate(STAGES, 1):
@@ -190,6 +224,9 @@ for n, (name, files, syms, mk_lines, removed) in enumerate(STAGES, 1):
             makefile += line + '\n'
     if mk_lines:
         put('drivers/pci/Makefile', makefile)
+    if name in MAINT_ADD:
+        maint = maint_add(maint, MAINT_ADD[name], MAINT_OLD if name == 'build' else None)
+        put(MAINTAINERS, ''.join(maint))
     if UAPI in files:
         lines = read(os.path.join(pristine, 'ioctl-number.rst.pristine')).splitlines(keepends=True)
         at = max((i for i, l in enumerate(lines) if l.startswith('0xB8 ')), default=None)
