@@ -195,7 +195,7 @@ cmdline="console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,versi
 # and two kernel builds on two cores; the emulated timer is fine, the
 # check's window is not: no_timer_check skips it.
 cmdline+=" ro panic=-1 loglevel=7 no_timer_check init=$top/guest/init.sh ${append[*]}"
-cmdline+="${kcmdline:+ $kcmdline} P2P_REFUSED_ERRNO=$krefused ${CMDLINE_EXTRA:-} -- $*"
+cmdline+=" P2P_REFUSED_ERRNO=$krefused ${CMDLINE_EXTRA:-} -- $*"
 
 echo "qemu: topology $topo, kernel $flavour, accel $accel, run dir ${run#"$top"/}"
 touch "$run/output.log"
@@ -217,7 +217,7 @@ fi
 
 rc=0
 timeout -k 10 "$timeout" qemu-system-x86_64 \
-	-machine q35 -accel "$accel${TCG_THREAD:+,thread=$TCG_THREAD}" -cpu "$cpu" -smp 2 -m "$mem" \
+	-machine q35 -accel "$accel${TCG_THREAD:+,thread=$TCG_THREAD}" -cpu "$cpu$kcpuflags" -smp 2 -m "$mem" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$kernel" -append "$cmdline" \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \

@@ -14,8 +14,8 @@
 #   kready     the targets that run on it (kneeds_target), or "all"
 #   kmachines  the machines of tests/machines that make test boots on it
 #              by default, or empty for all of them
-#   kcmdline   kernel arguments every guest of this kernel boots with
-#              (qemu/run.sh), or empty
+#   kcpuflags  QEMU CPU properties every guest of this kernel gets after
+#              its CPU model (qemu/run.sh: -cpu MODEL$kcpuflags), or empty
 #   krefused   the errno of an O_DIRECT I/O whose P2P memory the disk
 #              cannot reach (the block layer's choice, not the core's);
 #              qemu/run.sh gives it to the guest as P2P_REFUSED_ERRNO
@@ -44,7 +44,7 @@ case $KERNEL in
 	kready=all
 	kmachines=
 	krefused=EREMOTEIO
-	kcmdline=
+	kcpuflags=
 	;;
 7.3)
 	ktarball=${LINUX_TARBALL:-$top/build/src/linux-source-7.3.tar.xz}
@@ -60,9 +60,10 @@ case $KERNEL in
 	# an IRQ's descriptor lock (a 5-level direct-map address) taken while
 	# identify_cpu() cleared and refilled its cached CPUID table
 	# (__cpuid_reset_table()), so, it seems, with LA57 briefly read as
-	# off; the report turns lockdep off for the whole boot. The guests
-	# boot with 4-level paging.
-	kcmdline=no5lvl
+	# off; the report turns lockdep off for the whole boot. The guests'
+	# CPU has no LA57 (4-level paging). Not the kernel's no5lvl: only the
+	# decompressor reads it, and the kernel hands it to init as argv.
+	kcpuflags=,la57=off
 	;;
 *)
 	echo "KERNEL=$KERNEL: no such kernel (6.12 or 7.3)" >&2
