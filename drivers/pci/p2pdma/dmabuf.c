@@ -7,8 +7,8 @@
  * dev_pagemap of its range, as every allocation does) and wraps it in a
  * dma-buf that importers attach to and map for their device through the
  * ordinary DMA API, which asks the route (pci_p2pdma_state()) how each
- * segment is reached. A buffer is handed out only once dmabuf-revoke.c, which
- * owns every buffer's life after that, has it on its list.
+ * segment is reached. A buffer is handed out only once dmabuf-revoke.c,
+ * which owns every buffer's life after that, has it on its list.
  *
  * Every importer is revocable. Only importers that the dma-buf core calls
  * revocable (dma_buf_attach_revocable(): an invalidate_mappings callback,
@@ -365,23 +365,21 @@ static int p2p_dmabuf_clear(void *kaddr, size_t size)
  * wait to a work item and returns.
  *
  * Importers must be revocable (dma_buf_attach_revocable(): an
- * invalidate_mappings callback in their dma_buf_attach_ops, after which
- * they unmap in bounded time) and accept peer-to-peer memory
- * (allow_peer2peer); their device must be a PCI function that reaches
- * @provider (pci_p2pdma_distance() >= 0). dma_buf_attach() fails with
- * -EOPNOTSUPP for an importer that does not accept peer-to-peer memory
- * (every static importer) or is not revocable (logged, rate-limited), with
- * -EREMOTEIO for a device that is not a PCI function or cannot reach the
- * provider (the reason is logged, rate-limited), and with -ENODEV once the
- * buffer is revoked. An importer that attached may pin (dma_buf_pin()
- * succeeds); its invalidate_mappings must then unmap and unpin.
- * dma_buf_map_attachment()
- * maps the memory for the importer's device with dma_map_sgtable() (PCI bus
- * addresses below a common switch, a normal DMA mapping through the host
- * bridge, an IOVA under an IOMMU), in segments of whole pages of at most
- * the device's dma_get_max_seg_size() and 1 GiB; it fails with -ENODEV
- * once the buffer is revoked, and with the DMA API's error otherwise
- * (-EREMOTEIO if the route was refused since the attach).
+ * invalidate_mappings callback in their dma_buf_attach_ops, after which they
+ * unmap in bounded time) and accept peer-to-peer memory (allow_peer2peer);
+ * their device must be a PCI function that reaches @provider
+ * (pci_p2pdma_distance() >= 0). dma_buf_attach() fails with -EOPNOTSUPP for an
+ * importer that does not accept peer-to-peer memory (every static importer) or
+ * is not revocable (logged, rate-limited), with -EREMOTEIO for a device that is
+ * not a PCI function or cannot reach the provider (the reason is logged,
+ * rate-limited), and with -ENODEV once the buffer is revoked. An importer that
+ * attached may pin (dma_buf_pin() succeeds); its invalidate_mappings must then
+ * unmap and unpin. dma_buf_map_attachment() maps the memory for the importer's
+ * device with dma_map_sgtable() (PCI bus addresses below a common switch, a
+ * normal DMA mapping through the host bridge, an IOVA under an IOMMU), in
+ * segments of whole pages of at most the device's dma_get_max_seg_size() and
+ * 1 GiB; it fails with -ENODEV once the buffer is revoked, and with the DMA
+ * API's error otherwise (-EREMOTEIO if the route was refused since the attach).
  *
  * CPU access: mmap() of the dma-buf (MAP_SHARED only, else -EINVAL) maps
  * the memory uncached (VM_MIXEDMAP: each PTE holds a page reference;
@@ -393,17 +391,16 @@ static int p2p_dmabuf_clear(void *kaddr, size_t size)
  * dma-buf core could not be revoked. DMA_BUF_IOCTL_SYNC has nothing to
  * do: the CPU maps BAR memory uncached.
  *
- * When @provider's driver unbinds, each of its buffers is revoked: under
- * the buffer's reservation lock it is marked revoked and
- * dma_buf_invalidate_mappings() tells every importer. A pinned importer
- * unmaps when its invalidate_mappings is called; any other unmaps then or
- * later, after the DMA it fenced in the reservation object. The unbind zaps the user
- * mappings, waits for every mapping to be unmapped, then for every fence
- * in the reservation object (of every usage, as it is after the last
- * unmap), then for every pin of the pages, with no time limit (what it
- * waits for is logged after 5 seconds and every 30 seconds after that),
- * and only then gives the memory back to the pool. It does not wait for
- * the dma-buf itself to be released.
+ * When @provider's driver unbinds, each of its buffers is revoked: under the
+ * buffer's reservation lock it is marked revoked and
+ * dma_buf_invalidate_mappings() tells every importer. A pinned importer unmaps
+ * when its invalidate_mappings is called; any other unmaps then or later, after
+ * the DMA it fenced in the reservation object. The unbind zaps the user
+ * mappings, waits for every mapping to be unmapped, then for every fence in the
+ * reservation object (of every usage, as it is after the last unmap), then for
+ * every pin of the pages, with no time limit (what it waits for is logged after
+ * 5 seconds and every 30 seconds after that), and only then gives the memory
+ * back to the pool. It does not wait for the dma-buf itself to be released.
  *
  * Context: process context, may sleep (the clearing of a large buffer
  * takes a while; a fatal signal stops it).
