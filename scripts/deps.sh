@@ -15,8 +15,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # fetch_source: Debian's linux-source-7.3 (trixie-backports), with an apt
 # sources list and state of its own under build/apt-7.3 on the machine's
 # own Debian mirror (apt checks the package against the suite's signed
-# index), unpacked with dpkg-deb; once. Nothing builds 7.3 yet: a fetch
-# that fails is a warning, not an error.
+# index), unpacked with dpkg-deb; once. A fetch that fails is a warning,
+# not an error: 6.12's targets do not need 7.3, and a 7.3 target stops at
+# the missing tarball, naming make deps.
 fetch_source() {
 	fetch_mainline || echo "deps: WARNING: no linux-source-7.3 (only a 7.3 build needs it)" >&2
 }
