@@ -209,8 +209,9 @@ static inline dma_addr_t pci_p2pdma_bus_addr_map(struct p2pdma_provider *provide
 }
 
 struct pci_p2pdma_map_state;
-void __pci_p2pdma_update_state(struct pci_p2pdma_map_state *state,
-			       struct device *dev, struct page *page);
+enum pci_p2pdma_map_type
+__pci_p2pdma_update_state(struct pci_p2pdma_map_state *state,
+			  struct device *dev, struct page *page);
 
 /**
  * struct pci_p2pdma_map_state - a mapping loop's memory of the last P2P page
@@ -246,11 +247,10 @@ static inline enum pci_p2pdma_map_type
 pci_p2pdma_state(struct pci_p2pdma_map_state *state, struct device *dev,
 		 struct page *page)
 {
-	if (IS_ENABLED(CONFIG_PCI_P2PDMA) && is_pci_p2pdma_page(page)) {
-		__pci_p2pdma_update_state(state, dev, page);
-		return state->map;
-	}
-	return PCI_P2PDMA_MAP_NONE;
+	/* RAM and other ZONE_DEVICE memory: the caller's own business. */
+	return IS_ENABLED(CONFIG_PCI_P2PDMA) && is_pci_p2pdma_page(page) ?
+	       __pci_p2pdma_update_state(state, dev, page) :
+	       PCI_P2PDMA_MAP_NONE;
 }
 
 /*

@@ -484,16 +484,20 @@ EXPORT_SYMBOL_GPL(pci_p2pdma_distance_many);
  * %PCI_P2PDMA_MAP_NOT_SUPPORTED it fails.
  *
  * Context: any, including atomic; does not sleep.
+ *
+ * Return: @state->map, as set.
  */
-void __pci_p2pdma_update_state(struct pci_p2pdma_map_state *state,
-			       struct device *dev, struct page *page)
+enum pci_p2pdma_map_type
+__pci_p2pdma_update_state(struct pci_p2pdma_map_state *state,
+			  struct device *dev, struct page *page)
 {
 	struct p2pdma_provider *mem = p2p_page_region(page)->mem;
 
-	if (state->mem == mem && state->map != PCI_P2PDMA_MAP_UNKNOWN)
-		return;
-	state->mem = mem;
-	state->map = pci_p2pdma_map_type(mem, dev);
+	if (state->mem != mem || state->map == PCI_P2PDMA_MAP_UNKNOWN) {
+		state->mem = mem;
+		state->map = pci_p2pdma_map_type(mem, dev);
+	}
+	return state->map;
 }
 
 /**
