@@ -15,21 +15,32 @@
 
 /*
  * The map type of @len bytes at byte @offset of @page, a P2P page, for
- * @client; for %PCI_P2PDMA_MAP_BUS_ADDR *@dma is the address @client is
- * given, otherwise *@dma is left alone.
+ * @client, through @state, which the caller keeps across the pages of one
+ * mapping as the DMA mapping code does; for %PCI_P2PDMA_MAP_BUS_ADDR *@dma
+ * is the address @client is given, otherwise *@dma is left alone.
  */
+static inline enum pci_p2pdma_map_type
+p2pt_map_page_state(struct pci_p2pdma_map_state *state, struct device *client,
+		    struct page *page, unsigned int offset, unsigned int len,
+		    dma_addr_t *dma)
+{
+	enum pci_p2pdma_map_type map;
+
+	map = pci_p2pdma_state(state, client, page);
+	if (map == PCI_P2PDMA_MAP_BUS_ADDR)
+		*dma = pci_p2pdma_bus_addr_map(state->mem,
+					       page_to_phys(page) + offset);
+	return map;
+}
+
+/* The same, for a mapping of that one page alone. */
 static inline enum pci_p2pdma_map_type
 p2pt_map_page(struct device *client, struct page *page, unsigned int offset,
 	      unsigned int len, dma_addr_t *dma)
 {
 	struct pci_p2pdma_map_state state = {};
-	enum pci_p2pdma_map_type map;
 
-	map = pci_p2pdma_state(&state, client, page);
-	if (map == PCI_P2PDMA_MAP_BUS_ADDR)
-		*dma = pci_p2pdma_bus_addr_map(state.mem,
-					       page_to_phys(page) + offset);
-	return map;
+	return p2pt_map_page_state(&state, client, page, offset, len, dma);
 }
 
 #endif

@@ -208,6 +208,61 @@ static void xl_map_thru_host_bridge_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bus, xl_bus_base() + (cpu - xl_cpu_base()));
 }
 
+static void xl_release_r(void *grp)
+{
+	devres_release_group(&xl_r->pdev->dev, grp);
+}
+
+/*
+ * One mapping of pages of two providers: the DMA mapping code keeps one
+ * map state across the pages of a request (a bio, a scatterlist, an hmm
+ * range), and a page of another provider must get that provider's map
+ * type and bus address, not the previous page's. R registers its BAR for
+ * the case; for Q, P's page is reached below the switch (bus address) and
+ * R's through the host bridge. The pages alternate P, R, P, R, P through
+ * one state, and each answer is the one a fresh state gives.
+ */
+static void xl_map_state_follows_provider_test(struct kunit *test)
+{
+	struct pci_p2pdma_map_state state = {};
+	struct device *q = &xl_q->pdev->dev;
+	struct pci_dev *p = xl_p->pdev, *r = xl_r->pdev;
+	enum pci_p2pdma_map_type map, want;
+	void *grp, *pa, *ra, *addr;
+	dma_addr_t dma, fresh;
+	int i;
+
+	grp = devres_open_group(&r->dev, NULL, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, grp);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, xl_release_r, grp), 0);
+	KUNIT_ASSERT_EQ(test, pci_p2pdma_add_resource(r, 0, XL_SIZE, 0), 0);
+	pa = pci_alloc_p2pmem(p, PAGE_SIZE);
+	ra = pci_alloc_p2pmem(r, PAGE_SIZE);
+	KUNIT_EXPECT_NOT_NULL(test, pa);
+	KUNIT_EXPECT_NOT_NULL(test, ra);
+	for (i = 0; pa && ra && i < 5; i++) {
+		addr = i % 2 ? ra : pa;
+		want = i % 2 ? THRU : BUS;
+		dma = XL_UNSET;
+		fresh = XL_UNSET;
+		map = p2pt_map_page_state(&state, q, virt_to_page(addr), 64,
+					  512, &dma);
+		KUNIT_EXPECT_EQ_MSG(test, map, want, "page %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, p2pt_map_page(q, virt_to_page(addr),
+							64, 512, &fresh),
+				    want, "page %d, fresh state", i);
+		KUNIT_EXPECT_EQ_MSG(test, dma, fresh, "page %d", i);
+		if (want == BUS)
+			KUNIT_EXPECT_EQ_MSG(test, dma,
+					    (dma_addr_t)pci_p2pmem_virt_to_bus(p, addr) + 64,
+					    "page %d", i);
+	}
+	if (pa)
+		pci_free_p2pmem(p, pa, PAGE_SIZE);
+	if (ra)
+		pci_free_p2pmem(r, ra, PAGE_SIZE);
+}
+
 /* Bytes in P's pool: what p2pmem/size shows. */
 static size_t xl_pool_size(void)
 {
@@ -512,6 +567,7 @@ static struct kunit_case p2pdma_translate_cases[] = {
 	KUNIT_CASE(xl_map_bus_address_test),
 	KUNIT_CASE(xl_map_thru_host_bridge_test),
 	KUNIT_CASE(xl_map_pci_functions_only_test),
+	KUNIT_CASE(xl_map_state_follows_provider_test),
 	KUNIT_CASE(xl_provider_test),
 	KUNIT_CASE(xl_provider_map_type_test),
 	KUNIT_CASE(xl_provider_without_pages_test),
