@@ -7,7 +7,8 @@
  * only what include/linux/pci-p2pdma.h and include/linux/dma-map-ops.h
  * export. The same object therefore builds and runs against any
  * implementation of that API: "make test-upstream" runs it against ours
- * and against Linux 6.12's own, and prints both results side by side.
+ * and against the kernel's own (6.12's or 7.3's), and prints both results
+ * side by side.
  *
  * The expected values come from the contract (the kernel-doc of the
  * exported calls, enum pci_p2pdma_map_type, the PCIe specification), not
@@ -205,21 +206,34 @@ static enum pci_p2pdma_map_type bb_map(struct kunit *test,
 /* Providers                                                           */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Is @provider's memory what an orchestrator finds for A, a client below
+ * the same switch? That is what publishing it means (pci_p2pmem_publish()),
+ * asked through the orchestrator's call: 7.3's API has no pci_has_p2pmem().
+ */
+static bool bb_found_for_a(struct pci_dev *provider)
+{
+	struct pci_dev *found = pci_p2pmem_find(bb_client(A));
+
+	pci_dev_put(found);
+	return found && found == provider;
+}
+
 static void bb_add_resource_publish(struct kunit *test)
 {
 	struct pci_dev *b = bb_dev(B);
 
-	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(b));
+	KUNIT_EXPECT_FALSE(test, bb_found_for_a(b));
 	KUNIT_EXPECT_EQ(test, pci_p2pdma_add_resource(b, 0, 0, 0), 0);
 	/* Registered, but not published yet. */
-	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(b));
+	KUNIT_EXPECT_FALSE(test, bb_found_for_a(b));
 	pci_p2pmem_publish(b, true);
-	KUNIT_EXPECT_TRUE(test, pci_has_p2pmem(b));
+	KUNIT_EXPECT_TRUE(test, bb_found_for_a(b));
 	pci_p2pmem_publish(b, false);
-	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(b));
+	KUNIT_EXPECT_FALSE(test, bb_found_for_a(b));
 	/* Publishing what is not a provider changes nothing. */
 	pci_p2pmem_publish(bb_dev(C), true);
-	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(bb_dev(C)));
+	KUNIT_EXPECT_FALSE(test, bb_found_for_a(bb_dev(C)));
 }
 
 /* Invalid BAR numbers and ranges: refused; the exact errno is logged. */
@@ -236,7 +250,8 @@ static void bb_add_resource_invalid(struct kunit *test)
 	KUNIT_EXPECT_LT(test, no_bar, 0);
 	KUNIT_EXPECT_LT(test, too_big, 0);
 	KUNIT_EXPECT_LT(test, offset_end, 0);
-	KUNIT_EXPECT_FALSE(test, pci_has_p2pmem(c));
+	pci_p2pmem_publish(c, true);
+	KUNIT_EXPECT_FALSE(test, bb_found_for_a(c));
 }
 
 /* ------------------------------------------------------------------ */
@@ -778,6 +793,55 @@ static void bb_alloc(struct kunit *test)
 		pci_p2pmem_free_sgl(a, sgl);
 }
 
+/*
+ * A memory BAR as a provider without pages (pcim_p2pdma_init(),
+ * pcim_p2pdma_provider(): what vfio-pci exports as an MMIO dma-buf): owned
+ * by its function, the bus offset of its window (none here), a provider
+ * for BAR 0 only (BAR 1 is the upper half of the 64-bit BAR 0), none for a
+ * function that was not initialised; pci_p2pdma_map_type() gives the
+ * routes' map types: a bus address below the switch, to the function
+ * itself, refused through a host bridge of no known vendor. What the
+ * Intel host bridge's two root ports get is the implementation's list:
+ * logged, and never a bus address.
+ */
+static void bb_provider_per_bar(struct kunit *test)
+{
+	struct pci_dev *b = bb_dev(B), *k1 = bb_dev(K1);
+	enum pci_p2pdma_map_type across;
+	struct p2pdma_provider *mem;
+
+	KUNIT_EXPECT_NULL(test, pcim_p2pdma_provider(b, 0));
+	KUNIT_ASSERT_EQ(test, pcim_p2pdma_init(b), 0);
+	mem = pcim_p2pdma_provider(b, 0);
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+	KUNIT_EXPECT_PTR_EQ(test, mem->owner, &b->dev);
+	KUNIT_EXPECT_EQ(test, mem->bus_offset, (u64)0);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_bus_addr_map(mem, pci_resource_start(b, 0)),
+			(dma_addr_t)pci_bus_address(b, 0));
+	KUNIT_EXPECT_NULL(test, pcim_p2pdma_provider(b, 1));
+	KUNIT_EXPECT_NULL(test, pcim_p2pdma_provider(bb_dev(C), 0));
+	/* A second call changes nothing. */
+	KUNIT_EXPECT_EQ(test, pcim_p2pdma_init(b), 0);
+	KUNIT_EXPECT_PTR_EQ(test, pcim_p2pdma_provider(b, 0), mem);
+
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_map_type(mem, bb_client(A)),
+			PCI_P2PDMA_MAP_BUS_ADDR);
+	KUNIT_EXPECT_EQ(test, pci_p2pdma_map_type(mem, bb_client(B)),
+			PCI_P2PDMA_MAP_BUS_ADDR);
+	if (!bb_cpu_routes_p2p())
+		KUNIT_EXPECT_EQ(test, pci_p2pdma_map_type(mem, bb_client(D)),
+				PCI_P2PDMA_MAP_NOT_SUPPORTED);
+
+	KUNIT_ASSERT_EQ(test, pcim_p2pdma_init(k1), 0);
+	mem = pcim_p2pdma_provider(k1, 0);
+	KUNIT_ASSERT_NOT_NULL(test, mem);
+	across = pci_p2pdma_map_type(mem, bb_client(K2));
+	kunit_info(test, "observed: provider of a BAR, 8086:2020 root port to root port: map type %d\n",
+		   across);
+	KUNIT_EXPECT_NE(test, across, PCI_P2PDMA_MAP_BUS_ADDR);
+	KUNIT_EXPECT_NE(test, across, PCI_P2PDMA_MAP_UNKNOWN);
+}
+
 static struct kunit_case bb_cases[] = {
 	KUNIT_CASE(bb_add_resource_publish),
 	KUNIT_CASE(bb_add_resource_invalid),
@@ -804,6 +868,7 @@ static struct kunit_case bb_cases[] = {
 	KUNIT_CASE(bb_map_segment_not_supported),
 	KUNIT_CASE(bb_virt_to_bus),
 	KUNIT_CASE(bb_alloc),
+	KUNIT_CASE(bb_provider_per_bar),
 	{}
 };
 
