@@ -164,11 +164,15 @@ struct p2p_route {
 	struct pci_host_bridge *host_bridge;	/* the one refusing, if any */
 };
 
-/* A route verdict packed into an xarray value entry. */
-#define P2P_PACK_MAP		GENMASK(1, 0)
-#define P2P_PACK_WHY		GENMASK(4, 2)
-#define P2P_PACK_OVERRIDE	BIT(5)
-#define P2P_PACK_DIST_SHIFT	6
+/*
+ * A route verdict packed into an xarray value entry. The map type's field
+ * holds every value of enum pci_p2pdma_map_type (p2p_route_get_pci()
+ * checks at build time).
+ */
+#define P2P_PACK_MAP		GENMASK(2, 0)
+#define P2P_PACK_WHY		GENMASK(5, 3)
+#define P2P_PACK_OVERRIDE	BIT(6)
+#define P2P_PACK_DIST_SHIFT	7
 
 /*
  * Extra distance for each host bridge a route goes through, so that every
