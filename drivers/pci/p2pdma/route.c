@@ -210,10 +210,10 @@ void p2p_route_get_pci(struct pci_dev *provider, struct pci_dev *cdev,
 	policy_seq = p2p_policy_seq_begin();
 	p2p_route_compute(provider, cdev, r);
 	if (p2p) {
-		BUILD_BUG_ON(PCI_P2PDMA_MAP_NONE > FIELD_MAX(P2P_PACK_MAP) ||
-			     PCI_P2PDMA_MAP_NOT_SUPPORTED > FIELD_MAX(P2P_PACK_MAP) ||
-			     PCI_P2PDMA_MAP_BUS_ADDR > FIELD_MAX(P2P_PACK_MAP) ||
-			     PCI_P2PDMA_MAP_THRU_HOST_BRIDGE > FIELD_MAX(P2P_PACK_MAP));
+		BUILD_BUG_ON(!FIELD_FIT(P2P_PACK_MAP, PCI_P2PDMA_MAP_NONE) ||
+			     !FIELD_FIT(P2P_PACK_MAP, PCI_P2PDMA_MAP_NOT_SUPPORTED) ||
+			     !FIELD_FIT(P2P_PACK_MAP, PCI_P2PDMA_MAP_BUS_ADDR) ||
+			     !FIELD_FIT(P2P_PACK_MAP, PCI_P2PDMA_MAP_THRU_HOST_BRIDGE));
 		v = FIELD_PREP(P2P_PACK_MAP, r->map) |
 		    FIELD_PREP(P2P_PACK_WHY, r->why) |
 		    (r->override ? P2P_PACK_OVERRIDE : 0) |
