@@ -16,6 +16,9 @@
 #              by default, or empty for all of them
 #   kcpuflags  QEMU CPU properties every guest of this kernel gets after
 #              its CPU model (qemu/run.sh: -cpu MODEL$kcpuflags), or empty
+#   kupdiff, kupguestdiff  the differences from the kernel's own core that
+#              make test-upstream expects: black-box KUnit cases, guest cases
+#              (tests/upstream-compare.py)
 #   krefused   the errno of an O_DIRECT I/O whose P2P memory the disk
 #              cannot reach (the block layer's choice, not the core's);
 #              qemu/run.sh gives it to the guest as P2P_REFUSED_ERRNO
@@ -27,9 +30,9 @@
 # config/$KERNEL/ holds the configuration lines only one kernel knows
 # (scripts/build-kernel.sh merges them after the flavour's fragment).
 #
-# Both kernels build our core and our tests, and make test and make check
-# run on both; make patch, bench and the other test targets are 6.12's
-# until they are proven on 7.3 (issue 47).
+# Both kernels build our core and our tests, and make test, check, patch
+# and test-upstream run on both; bench and the other test targets are
+# 6.12's until they are proven on 7.3 (issue 47).
 # shellcheck shell=bash
 # The scripts that source this file read what it sets, and set $top.
 # shellcheck disable=SC2034,SC2154
@@ -43,6 +46,8 @@ case $KERNEL in
 	kbackport=$top/backport/6.12.diff
 	kready=all
 	kmachines=
+	kupdiff=$top/tests/upstream-differences
+	kupguestdiff=$top/tests/upstream-guest-differences
 	krefused=EREMOTEIO
 	kcpuflags=
 	;;
@@ -51,8 +56,10 @@ case $KERNEL in
 	kmmdiff=$top/mm/hmm-p2p-7.3.diff
 	kcover=$top/scripts/cover-letter-7.3.txt
 	kbackport=
-	kready="make run|make kernel-release|make kernel-debug|make kernel-callers|make test|make check|make patch"
+	kready="make run|make kernel-release|make kernel-debug|make kernel-callers|make test|make check|make patch|make test-upstream"
 	kmachines=
+	kupdiff=$top/tests/upstream-differences-7.3
+	kupguestdiff=$top/tests/upstream-guest-differences-7.3
 	# blk_rq_dma_map_iter_start(): BLK_STS_INVAL.
 	krefused=EINVAL
 	# QEMU's "-cpu max" has LA57. One 7.3 boot in 23 (intel-switch) had

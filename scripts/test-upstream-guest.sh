@@ -4,19 +4,20 @@
 # `make test-upstream`, second part: every black-box guest suite of
 # `make test` (the end-to-end checks and the kselftests, on every machine of
 # tests/machines) on two debug kernels built from the same tree and
-# configuration, then one table: case | ours | 6.12.
+# configuration, then one table: case | ours | $KERNEL.
 #
-#   ours  build/out-$KERNEL-debug, the kernel of `make test`
-#   6.12  build/out-upstream-debug, with the tree's own p2pdma.c and
-#         pci-p2pdma.h, put back for the build by prepare-tree.sh
-#         --pristine (copies from build/pristine-$KERNEL, never into this
-#         repository) and replaced by ours right after; it starts as a
-#         copy of ours, so only what the two files touch is rebuilt
+#   ours     build/out-$KERNEL-debug, the kernel of `make test`
+#   $KERNEL  build/out-$KERNEL-upstream-debug, with the tree's own
+#            p2pdma.c and pci-p2pdma.h, put back for the build by
+#            prepare-tree.sh --pristine (copies from build/pristine-$KERNEL,
+#            never into this repository) and replaced by ours right after;
+#            it starts as a copy of ours, so only what the two files touch
+#            is rebuilt
 #
 # Rows that only make sense for our kernel are left out of the table: the
 # white-box KUnit suites (the black-box one is the first part) and the
 # check that the kernel was built from our files. Results, TAP and the
-# table are in build/test-upstream/guest-*.
+# table are in build/test-upstream/$KERNEL/guest-*.
 #
 # Usage: scripts/test-upstream-guest.sh [-n] [-t]
 #   -n  no build: boot the two kernels built last time
@@ -28,9 +29,11 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-outdir=$top/build/test-upstream
+outdir=$top/build/test-upstream/$KERNEL
 ours=$(kout debug)
-up=$top/build/out-upstream-debug
+up=$(kout upstream-debug)
+# What the cover letter and the differences files call the upstream core.
+export P2P_UPSTREAM=$KERNEL P2P_COVER=$kcover
 build=1 boot=1
 while getopts nt opt; do
 	case $opt in
@@ -49,13 +52,13 @@ if [ "$build" = 1 ]; then
 	fi
 	# The same configuration as ours, less two test modules: the test
 	# importer needs our pci_p2pmem_export(); the HMM test owner and
-	# mirror would build, but their cases on 6.12 are listed as failing
-	# (tests/upstream-guest-differences). make, not build-kernel.sh,
+	# mirror would build, but their cases upstream are listed as failing
+	# ($kupguestdiff). make, not build-kernel.sh,
 	# which would link our files into the tree again before building.
 	cp "$ours/.config" "$up/.config"
 	"$ktree/scripts/config" --file "$up/.config" \
 		-d PCI_P2PDMA_TEST_IMPORTER -d PCI_P2PDMA_TEST_HMM
-	# Our files go back whatever happens to the 6.12 build.
+	# Our files go back whatever happens to the upstream build.
 	trap '"$top/scripts/prepare-tree.sh"' EXIT
 	"$top/scripts/prepare-tree.sh" --pristine
 	make -s -C "$ktree" O="$up" olddefconfig
@@ -71,9 +74,9 @@ if [ "$build" = 1 ]; then
 fi
 
 if [ "$boot" = 1 ]; then
-	for k in ours 6.12; do
+	for k in ours "$KERNEL"; do
 		kernel=$ours/arch/x86/boot/bzImage
-		[ "$k" = 6.12 ] && kernel=$up/arch/x86/boot/bzImage
+		[ "$k" = ours ] || kernel=$up/arch/x86/boot/bzImage
 		[ -f "$kernel" ] || { echo "test-upstream: no $kernel (run without -n)" >&2; exit 1; }
 		echo "test-upstream: make test's suites on $k ($kernel)"
 		TEST_KERNEL=$kernel P2P_RESULTS=$outdir/guest-$k.tsv \
@@ -82,13 +85,13 @@ if [ "$boot" = 1 ]; then
 	done
 fi
 
-for k in ours 6.12; do
+for k in ours "$KERNEL"; do
 	[ -s "$outdir/guest-$k.tsv" ] || { echo "test-upstream: no results of $k" >&2; exit 1; }
 done
 
 # The verdict (tests/upstream-compare.py guest): a case that failed on
 # ours, did not report on ours, or whose result differs without a pattern
-# of tests/upstream-guest-differences (under the row of p2pdma.rst that
-# explains it) fails, and so does a pattern that covers no such case.
-"$top/tests/upstream-compare.py" guest "$outdir/guest-ours.tsv" "$outdir/guest-6.12.tsv" \
-	"$top/tests/upstream-guest-differences" | tee "$outdir/guest-table.md"
+# of $kupguestdiff (under the row of the cover letter that explains it)
+# fails, and so does a pattern that covers no such case.
+"$top/tests/upstream-compare.py" guest "$outdir/guest-ours.tsv" "$outdir/guest-$KERNEL.tsv" \
+	"$kupguestdiff" | tee "$outdir/guest-table.md"

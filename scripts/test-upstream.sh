@@ -7,21 +7,22 @@
 # of its own, and runs the black-box suite (drivers/pci/p2pdma/tests/p2pdma-blackbox.c, public
 # API only) on each:
 #
-#   ours  our drivers/pci/p2pdma/ and pci-p2pdma.h (the tree as
-#         prepare-tree.sh leaves it),
-#         build/kunit-bb-ours
-#   6.12  the tree's own p2pdma.c/pci-p2pdma.h, put back for the build by
-#         prepare-tree.sh --pristine (copies from build/pristine-$KERNEL, never into
-#         this repository) and replaced by ours again right after; our
-#         Kconfig stays, so the suite's symbol exists; build/kunit-bb-upstream
+#   ours     our drivers/pci/p2pdma/ and pci-p2pdma.h (the tree as
+#            prepare-tree.sh leaves it), build/kunit-bb-$KERNEL-ours
+#   $KERNEL  the tree's own p2pdma.c/pci-p2pdma.h (6.12's or 7.3's), put
+#            back for the build by prepare-tree.sh --pristine (copies from
+#            build/pristine-$KERNEL, never into this repository) and
+#            replaced by ours again right after; our Kconfig stays, so the
+#            suite's symbol exists; build/kunit-bb-$KERNEL-upstream
 #
-# The 6.12 build directory starts as a copy of ours, so that only what the
-# two files touch is rebuilt. Then tests/upstream-compare.py prints one
-# table, case | ours | 6.12, and fails every case that did not report on a
-# kernel, failed on ours, or differs (in result, or in the values it logs
-# where the contract leaves them open) unless tests/upstream-differences
-# names the row of p2pdma.rst that explains it. Logs and the table:
-# build/test-upstream/.
+# The upstream build directory starts as a copy of ours, so that only what
+# the two files touch is rebuilt. Then tests/upstream-compare.py prints
+# one table, case | ours | $KERNEL, and fails every case that did not
+# report on a kernel, failed on ours, or differs (in result, or in the
+# values it logs where the contract leaves them open) unless the kernel's
+# differences file ($kupdiff of scripts/kernel.sh) names the row of the
+# cover letter that explains it. Logs and the table:
+# build/test-upstream/$KERNEL/.
 #
 # The black-box objects include the route fuzzing (tests/p2pdma-fuzz.c of the core),
 # which runs on both kernels twice, under QEMU's default CPU and under an
@@ -42,10 +43,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
 kneeds_target "make test-upstream"
-outdir=$top/build/test-upstream
+outdir=$top/build/test-upstream/$KERNEL
 kunitconfig=$top/drivers/pci/p2pdma/tests/blackbox.kunitconfig
-bd_ours=$top/build/kunit-bb-ours
-bd_up=$top/build/kunit-bb-upstream
+bd_ours=$top/build/kunit-bb-$KERNEL-ours
+bd_up=$top/build/kunit-bb-$KERNEL-upstream
 build=1 kunit=1 guest=1
 while getopts nkg opt; do
 	case $opt in
@@ -65,7 +66,7 @@ guest_part() {
 [ "$kunit" = 1 ] || guest_part
 
 # run_one NAME BUILD_DIR CORE [KUNIT.PY-ARGS...]: the suites on one kernel,
-# whose P2PDMA core is CORE (ours or 6.12: the fuzzing's normalisation
+# whose P2PDMA core is CORE (ours or $KERNEL: the fuzzing's normalisation
 # needs to know); the console in $outdir/NAME.log. Without a build (-n),
 # or with arguments (the fuzzing alone), the kernel built last is booted
 # again.
@@ -87,15 +88,17 @@ run_one() {
 }
 
 mkdir -p "$outdir"
+# What the cover letter and the differences files call the upstream core.
+export P2P_UPSTREAM=$KERNEL P2P_COVER=$kcover
 "$top/scripts/prepare-tree.sh"
 run_one ours "$bd_ours" ours
 if [ "$build" = 1 ]; then
 	[ -d "$bd_up" ] || { echo "test-upstream: seeding $bd_up from $bd_ours"; cp -a "$bd_ours" "$bd_up"; }
-	# Our files go back whatever happens to the 6.12 run.
+	# Our files go back whatever happens to the upstream run.
 	trap '"$top/scripts/prepare-tree.sh"' EXIT
 	"$top/scripts/prepare-tree.sh" --pristine
 fi
-run_one 6.12 "$bd_up" 6.12
+run_one "$KERNEL" "$bd_up" "$KERNEL"
 if [ "$build" = 1 ]; then
 	"$top/scripts/prepare-tree.sh"
 	trap - EXIT
@@ -107,7 +110,7 @@ zen=(--qemu_args=-cpu --qemu_args=EPYC --kernel_args=kunit.filter_glob=p2pdma_fu
 run_one ours-zen "$bd_ours" ours "${zen[@]}" &
 zen_ours=$!
 rc=0
-run_one 6.12-zen "$bd_up" 6.12 "${zen[@]}" || rc=1
+run_one "$KERNEL-zen" "$bd_up" "$KERNEL" "${zen[@]}" || rc=1
 wait "$zen_ours" || rc=1
 [ "$rc" = 0 ] || exit 1
 
@@ -121,19 +124,19 @@ fi
 
 # The verdicts (tests/upstream-compare.py): every case and seed reported
 # on both kernels, nothing failed, and every difference is one of
-# tests/upstream-differences, that is of p2pdma.rst; the tables in
-# build/test-upstream/table.md.
+# $kupdiff, that is of the cover letter; the tables in
+# build/test-upstream/$KERNEL/table.md.
 cmp=$top/tests/upstream-compare.py
 rc=0
 {
-	"$cmp" kunit "$outdir/ours.log" "$outdir/6.12.log" "$top/tests/upstream-differences" || rc=1
+	"$cmp" kunit "$outdir/ours.log" "$outdir/$KERNEL.log" "$kupdiff" || rc=1
 	echo
 	# A seed that differs is a difference the normalisation of
 	# p2pdma-fuzz.c does not explain: rerun both kernels with
 	# --kernel_args=p2pdma_fuzz.dump=S to see the calls.
-	"$cmp" fuzz "QEMU's default CPU (not AMD Zen)" "$outdir/ours.log" "$outdir/6.12.log" || rc=1
+	"$cmp" fuzz "QEMU's default CPU (not AMD Zen)" "$outdir/ours.log" "$outdir/$KERNEL.log" || rc=1
 	echo
-	"$cmp" fuzz "AMD Zen (EPYC)" "$outdir/ours-zen.log" "$outdir/6.12-zen.log" || rc=1
+	"$cmp" fuzz "AMD Zen (EPYC)" "$outdir/ours-zen.log" "$outdir/$KERNEL-zen.log" || rc=1
 	[ "$rc" = 0 ]
 } | tee "$outdir/table.md" || rc=1
 passed=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$outdir/table.md" | paste -sd+ | bc)

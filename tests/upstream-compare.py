@@ -2,28 +2,29 @@
 # SPDX-License-Identifier: GPL-2.0
 """The verdicts of `make test-upstream` (scripts/test-upstream.sh).
 
-  upstream-compare.py kunit OURS.log 6.12.log DIFFERENCES
+  upstream-compare.py kunit OURS.log UPSTREAM.log DIFFERENCES
       The black-box suite (p2pdma_blackbox) on both kernels: one table,
       then a failure for every case that did not report on either kernel,
       that failed on ours, whose result differs, or whose observed values
-      differ without lines of DIFFERENCES (tests/upstream-differences)
-      naming the case, the row of p2pdma.rst's "Differences from Linux
-      6.12" that explains it and the values each kernel logs; a listed
+      differ without lines of DIFFERENCES (tests/upstream-differences for
+      6.12, tests/upstream-differences-7.3) naming the case, the row of
+      the cover letter's "Differences from Linux 6.12" (or 7.3) that
+      explains it and the values each kernel logs; a listed
       case whose values no longer differ, or differ from the listed ones
       on either kernel, fails too (the list must say what is true).
 
-  upstream-compare.py fuzz CPU OURS.log 6.12.log
+  upstream-compare.py fuzz CPU OURS.log UPSTREAM.log
       The route fuzzing (p2pdma_fuzz): a failure for every seed whose
       normalised line differs, every seed that reported on one kernel
       only or on neither (1..N), and every "not ok" of the suite.
 
-  upstream-compare.py guest OURS.tsv 6.12.tsv DIFFERENCES
+  upstream-compare.py guest OURS.tsv UPSTREAM.tsv DIFFERENCES
       The guest suites of `make test` (end-to-end checks, kselftests) on
       both debug kernels (scripts/test-upstream-guest.sh): one table, then
       a failure for every case that failed on ours, or whose result
       differs (a case that reported on one kernel only differs), unless
       a pattern of DIFFERENCES
-      (tests/upstream-guest-differences) under a row or section of
+      (tests/upstream-guest-differences[-7.3]) under a row or section of
       p2pdma.rst's that explains it covers the case; a pattern that covers
       no such case fails too.
 
@@ -31,7 +32,7 @@
       Each way the comparison must fail, on synthetic logs: a seed that
       differs, a seed missing on one kernel, a "not ok" of the fuzzing, a
       fuzzing that never finished, a black-box case that failed on ours,
-      did not report on 6.12, or whose values differ unlisted, a listed
+      did not report upstream, or whose values differ unlisted, a listed
       difference that no longer differs or whose values on either kernel
       are not the listed ones, a guest case that differs
       unlisted or fails on ours, and a guest pattern that covers nothing;
@@ -89,15 +90,20 @@ def seen(case):
 
 GUIDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                      "Documentation", "driver-api", "pci", "p2pdma.rst")
-# The series' cover letter holds "Differences from Linux 6.12", one row a
-# "* TITLE" (wrapped by two spaces) above its "6.12:", "New:", "Gain:"
+# The series' cover letter holds "Differences from Linux 6.12" (or 7.3),
+# one row a "* TITLE" (wrapped by two spaces) above its "6.12:", "New:",
+# "Gain:"
 # and "Test:" lines.
-COVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
-                     "scripts", "cover-letter.txt")
+# The kernel whose own core is compared (P2P_UPSTREAM, "6.12" or "7.3")
+# and its series' cover letter (P2P_COVER): scripts/test-upstream.sh sets
+# both from scripts/kernel.sh.
+UP = os.environ.get("P2P_UPSTREAM", "6.12")
+COVER = os.environ.get("P2P_COVER") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "cover-letter.txt")
 
 
 def cover_rows():
-    """The row titles of the cover letter's "Differences from Linux 6.12"."""
+    """The row titles of the cover letter's "Differences from Linux UP"."""
     rows, cur = [], None
     with open(COVER) as f:
         for line in f:
@@ -105,7 +111,7 @@ def cover_rows():
                 cur = [line[2:].strip()]
                 rows.append(cur)
             elif cur is not None and line.startswith("  ") and not \
-                    re.match(r"  (6\.12|New|Gain|Test):", line):
+                    re.match(r"  (" + re.escape(UP) + r"|New|Gain|Test):", line):
                 cur.append(line.strip())
             else:
                 cur = None
@@ -114,8 +120,8 @@ def cover_rows():
 
 def differences(path):
     """Case -> {"row": the row of the cover letter's "Differences from
-    Linux 6.12" that explains its observed values, "ours": [values],
-    "6.12": [values]}: the values each kernel must log, one line each, in
+    Linux UP" that explains its observed values, "ours": [values],
+    UP: [values]}: the values each kernel must log, one line each, in
     order. A row the cover letter does not have, a field that is not one
     of those three, and a case without a row or without the values of
     both kernels are errors."""
@@ -128,18 +134,18 @@ def differences(path):
                 continue
             case, field, value = (line.split(None, 2) + ["", ""])[:3]
             value = " ".join(value.split())
-            entry = listed.setdefault(case, {"row": None, "ours": [], "6.12": []})
+            entry = listed.setdefault(case, {"row": None, "ours": [], UP: []})
             if field == "row":
                 if value not in rows:
                     sys.exit(f"{path}: {case}: {COVER} has no row \"{value}\"")
                 entry["row"] = value
-            elif field in ("ours", "6.12") and value:
+            elif field in ("ours", UP) and value:
                 entry[field].append(value)
             else:
-                sys.exit(f"{path}: {case}: \"{field}\" is not row, ours or 6.12 with a value")
+                sys.exit(f"{path}: {case}: \"{field}\" is not row, ours or {UP} with a value")
     for case, entry in listed.items():
-        if not entry["row"] or not entry["ours"] or not entry["6.12"]:
-            sys.exit(f"{path}: {case}: needs a row and the values of ours and of 6.12")
+        if not entry["row"] or not entry["ours"] or not entry[UP]:
+            sys.exit(f"{path}: {case}: needs a row and the values of ours and of {UP}")
     return listed
 
 
@@ -150,29 +156,29 @@ def kunit(ours_log, up_log, diff_file):
     listed = differences(diff_file)
     names = list(ours) + [n for n in up if n not in ours]
     failed = []
-    print("| case | ours | 6.12 |")
+    print(f"| case | ours | {UP} |")
     print("| --- | --- | --- |")
     for n in names:
         a, b = ours.get(n, ("-", [])), up.get(n, ("-", []))
         why = []
         if a[0] == "-" or b[0] == "-":
-            why.append("did not report on " + ("ours" if a[0] == "-" else "6.12"))
+            why.append("did not report on " + ("ours" if a[0] == "-" else UP))
         elif a[0] != b[0]:
             why.append(f"result differs ({a[0]} / {b[0]})")
         if a[0] == "fail":
             why.append("fails on ours")
         values_differ = seen(a) != seen(b)
         if values_differ and n not in listed:
-            why.append("observed values differ and tests/upstream-differences "
+            why.append(f"observed values differ and {os.path.basename(diff_file)} "
                        "does not list the case")
         if not values_differ and n in listed:
-            why.append("listed in tests/upstream-differences, but its observed "
+            why.append(f"listed in {os.path.basename(diff_file)}, but its observed "
                        "values no longer differ")
         if values_differ and n in listed:
-            for label, c in (("ours", a), ("6.12", b)):
+            for label, c in (("ours", a), (UP, b)):
                 if seen(c) != listed[n][label]:
                     why.append(f"observed on {label}: {' / '.join(seen(c)) or 'nothing'}; "
-                               f"tests/upstream-differences lists "
+                               f"{os.path.basename(diff_file)} lists "
                                f"{' / '.join(listed[n][label])}")
         note = " (observed values differ: " + listed[n]["row"] + ")" if values_differ and n in listed else ""
         print(f"| {n}{note}{' **' + '; '.join(why) + '**' if why else ''} | {a[0]} | {b[0]} |")
@@ -180,9 +186,9 @@ def kunit(ours_log, up_log, diff_file):
             failed.append(n)
     for n in listed:
         if n not in names:
-            print(f"| {n} **listed in tests/upstream-differences, ran on neither kernel** | - | - |")
+            print(f"| {n} **listed in {os.path.basename(diff_file)}, ran on neither kernel** | - | - |")
             failed.append(n)
-    for label, v in (("ours", v_ours), ("6.12", v_up)):
+    for label, v in (("ours", v_ours), (UP, v_up)):
         if v is None:
             print(f"{suite} did not finish on {label}")
             failed.append(f"{label}: {suite}")
@@ -194,7 +200,7 @@ def kunit(ours_log, up_log, diff_file):
             continue
         print()
         print(f"{n}:")
-        for label, c in (("ours", a), ("6.12", b)):
+        for label, c in (("ours", a), (UP, b)):
             for l in c[1]:
                 print(f"  {label}: {l}")
     print(f"{len(names) - len(set(failed) & set(names))} passed, {len(failed)} failed")
@@ -240,11 +246,11 @@ def fuzz(cpu, ours_log, up_log):
     missing = sorted(s for s in every if s not in ours or s not in up)
     calls = sum(ours[s][0] for s in ours)
     print(f"route fuzzing, {cpu}: {planned} seeds planned; {len(ours)} reported on ours, "
-          f"{len(up)} on 6.12; {calls} calls on ours; {len(differ)} seeds differ"
+          f"{len(up)} on {UP}; {calls} calls on ours; {len(differ)} seeds differ"
           + (f" (first: {', '.join(map(str, differ[:10]))})" if differ else "")
           + (f"; {len(missing)} seeds missing on a kernel (first: "
              f"{', '.join(map(str, missing[:10]))})" if missing else ""))
-    for label, bad in (("ours", bad_ours), ("6.12", bad_up)):
+    for label, bad in (("ours", bad_ours), (UP, bad_up)):
         for line in bad:
             print(f"  {label}: {line}")
     failed = len(differ) + len(missing) + len(bad_ours) + len(bad_up)
@@ -264,8 +270,8 @@ def guide_titles(guide):
 
 def guest_differences(path):
     """[(pattern, row)]: "row: TEXT" lines name a row of the cover letter's
-    "Differences from Linux 6.12" (or a section title of it or of
-    p2pdma.rst, for what 6.12 lacks altogether); the patterns (fnmatch)
+    "Differences from Linux UP" (or a section title of it or of
+    p2pdma.rst, for what UP lacks altogether); the patterns (fnmatch)
     below it are the guest cases it explains. A row neither has is an
     error."""
     rows, titles = cover_rows(), set()
@@ -322,7 +328,7 @@ def guest(ours_tsv, up_tsv, diff_file):
     used = set()
     names = list(ours) + [n for n in up if n not in ours]
     failed = []
-    print("| case | ours | 6.12 |")
+    print(f"| case | ours | {UP} |")
     print("| --- | --- | --- |")
     for n in names:
         a, b = ours.get(n, ("-", ""))[0], up.get(n, ("-", ""))[0]
@@ -335,14 +341,14 @@ def guest(ours_tsv, up_tsv, diff_file):
                 used.update(p for p, _ in rows)
                 note = f" (differs: {rows[0][1]})"
             else:
-                why.append("result differs and tests/upstream-guest-differences "
+                why.append(f"result differs and {os.path.basename(diff_file)} "
                            "does not cover the case")
         print(f"| {n}{note}{' **' + '; '.join(why) + '**' if why else ''} | {a} | {b} |")
         if why:
             failed.append(n)
     for p, r in listed:
         if p not in used:
-            print(f"| {p} **a pattern of tests/upstream-guest-differences ({r}) that "
+            print(f"| {p} **a pattern of {os.path.basename(diff_file)} ({r}) that "
                   f"covers no differing case** | | |")
             failed.append(p)
     print()
@@ -353,7 +359,7 @@ def guest(ours_tsv, up_tsv, diff_file):
             continue
         print()
         print(f"{n}:")
-        for label, (status, detail) in (("ours", a), ("6.12", b)):
+        for label, (status, detail) in (("ours", a), (UP, b)):
             print(f"  {label}: {status}{': ' + detail if detail else ''}")
     passed = len(names) - len(set(failed) & set(names))
     print(f"{passed} passed, {len(failed)} failed")
@@ -361,10 +367,16 @@ def guest(ours_tsv, up_tsv, diff_file):
 
 
 def selftest():
-    """Returns 0 if every synthetic log gets the verdict it must."""
+    """Returns 0 if every synthetic log gets the verdict it must: 6.12's
+    labels and cover letter, whatever the environment says."""
     import contextlib
     import io
     import tempfile
+
+    global UP, COVER
+    UP = "6.12"
+    COVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                         "scripts", "cover-letter.txt")
 
     def bb(cases):
         lines = ["KTAP version 1", "    # Subtest: p2pdma_blackbox"]
