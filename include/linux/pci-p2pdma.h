@@ -18,24 +18,25 @@ struct scatterlist;
  * enum pci_p2pdma_map_type - the way a device gets to some memory
  * @PCI_P2PDMA_MAP_UNKNOWN: zero, so a zeroed &struct pci_p2pdma_map_state
  *	says nothing is known yet
- * @PCI_P2PDMA_MAP_NONE: the memory is ordinary memory, not P2P memory
- * @PCI_P2PDMA_MAP_NOT_SUPPORTED: no way: a mapping of it fails
  * @PCI_P2PDMA_MAP_BUS_ADDR: the device and the memory meet below a bridge
  *	that routes by address (PCIe r6.0 sec 1.3.3): the device is given the
  *	bus address, pci_p2pdma_bus_addr_map(), and nothing is unmapped
  * @PCI_P2PDMA_MAP_THRU_HOST_BRIDGE: the request goes up through a root
  *	complex known or allowed to forward it: the DMA API maps the CPU
  *	physical address (to an IOVA where an IOMMU translates)
+ * @PCI_P2PDMA_MAP_NOT_SUPPORTED: no way: a mapping of it fails
+ * @PCI_P2PDMA_MAP_NONE: the memory is ordinary memory, not P2P memory
  *
- * The values are the ones callers were built with before this core: a
- * number printed or stored means the same map type on either core.
+ * Each value is written out: they are the numbers callers were built with
+ * before this core, so a map type printed or stored reads the same on
+ * either core.
  */
 enum pci_p2pdma_map_type {
-	PCI_P2PDMA_MAP_UNKNOWN = 0,
-	PCI_P2PDMA_MAP_NONE,
-	PCI_P2PDMA_MAP_NOT_SUPPORTED,
-	PCI_P2PDMA_MAP_BUS_ADDR,
-	PCI_P2PDMA_MAP_THRU_HOST_BRIDGE,
+	PCI_P2PDMA_MAP_UNKNOWN		= 0,
+	PCI_P2PDMA_MAP_BUS_ADDR		= 3,
+	PCI_P2PDMA_MAP_THRU_HOST_BRIDGE	= 4,
+	PCI_P2PDMA_MAP_NOT_SUPPORTED	= 2,
+	PCI_P2PDMA_MAP_NONE		= 1,
 };
 
 /*
