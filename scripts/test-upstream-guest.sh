@@ -79,7 +79,9 @@ if [ "$boot" = 1 ]; then
 		[ "$k" = ours ] || kernel=$up/arch/x86/boot/bzImage
 		[ -f "$kernel" ] || { echo "test-upstream: no $kernel (run without -n)" >&2; exit 1; }
 		echo "test-upstream: make test's suites on $k ($kernel)"
-		TEST_KERNEL=$kernel P2P_RESULTS=$outdir/guest-$k.tsv \
+		core=$k
+		[ "$k" = ours ] || core=$KERNEL
+		TEST_KERNEL=$kernel P2P_RESULTS=$outdir/guest-$k.tsv P2P_FUZZ_CORE=$core \
 			"$top/tests/run-all.sh" > "$outdir/guest-$k.tap" 2>&1 || true
 		tail -n 1 "$outdir/guest-$k.tap"
 	done

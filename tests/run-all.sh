@@ -27,7 +27,9 @@
 # TEST_FLAVOUR the kernel flavour (default debug; kcsan: scripts/test-kcsan.sh),
 # TCG_THREAD the TCG threading of each guest (default single, see below),
 # P2P_RESULTS a file to which each result is also written as one line
-# "ok|notok|skip<TAB>name<TAB>detail" (scripts/test-upstream.sh).
+# "ok|notok|skip<TAB>name<TAB>detail" (scripts/test-upstream.sh),
+# P2P_FUZZ_CORE the core TEST_KERNEL was built with, for the route
+# fuzzing's rules (p2pdma_fuzz.core: ours by default, 6.12 or 7.3).
 set -uo pipefail
 
 # shellcheck source=tests/judge.sh
@@ -111,8 +113,10 @@ nm "$out/drivers/pci/p2pdma/built-in.a" "$out/drivers/pci/p2pmem-bar.o" 2>/dev/n
 
 # The route fuzzing (drivers/pci/p2pdma/tests/p2pdma-fuzz.c) wherever KUnit runs: seeds 1..N,
 # each a random hierarchy; 100 take about 50 s on the debug kernel and
-# kill the route mutants (tests/mutants). make test-upstream runs 10,000.
-fuzz_seeds=p2pdma_fuzz.seeds=100
+# kill the route mutants (tests/mutants). make test-upstream runs 10,000,
+# and boots the kernel's own core with its rules (P2P_FUZZ_CORE): held to
+# ours, every part fails and prints its seeds, past the hung-task limit.
+fuzz_seeds="p2pdma_fuzz.seeds=100${P2P_FUZZ_CORE:+ p2pdma_fuzz.core=$P2P_FUZZ_CORE}"
 
 # boot NAME TOPO EXTRA [CHECKOUT [CMD...]]: one QEMU run in the background
 # of this shell's job table; writes $runs/NAME.{out,rc,secs}.
