@@ -8,6 +8,9 @@
 #   ktarball   Debian's linux-source tarball it is unpacked from
 #   kpristine  the tree's own files we replace, kept aside at unpacking
 #   kmmdiff    the mm patch of the series for this kernel, or empty
+#   kfixes     fixes to the kernel's own code outside P2PDMA that our tests
+#              need (fixes/$KERNEL/*.diff, one upstream patch each, not
+#              part of the series), or empty
 #   kcover     the cover letter of make patch's series for this kernel
 #   kbackport  the diff that backports our files to this kernel
 #              (backport/$KERNEL.diff), or empty for mainline's API
@@ -42,6 +45,7 @@ case $KERNEL in
 6.12)
 	ktarball=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 	kmmdiff=$top/mm/hmm-p2p.diff
+	kfixes=
 	kcover=$top/scripts/cover-letter.txt
 	kbackport=$top/backport/6.12.diff
 	kready=all
@@ -54,6 +58,7 @@ case $KERNEL in
 7.3)
 	ktarball=${LINUX_TARBALL:-$top/build/src/linux-source-7.3.tar.xz}
 	kmmdiff=$top/mm/hmm-p2p-7.3.diff
+	kfixes=$(echo "$top"/fixes/7.3/*.diff)
 	kcover=$top/scripts/cover-letter-7.3.txt
 	kbackport=
 	kready="make run|make kernel-release|make kernel-debug|make kernel-callers|make test|make check|make patch|make test-upstream"

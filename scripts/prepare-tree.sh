@@ -145,17 +145,27 @@ ln -sfn "$top/include/uapi/linux/p2pmem.h" "$tree/include/uapi/linux/p2pmem.h"
 # what includes the headers. It stays with --pristine: it changes nothing
 # for a caller that does not ask for it, as no 6.12 caller does, and
 # taking it out would rebuild every object that includes memremap.h.
-mmdiff=$kmmdiff
+# The fixes our tests need to the kernel's own code (kfixes, not part of
+# the series) go with it, the same way.
+mmdiff=$(mktemp)
+trap 'rm -f "$mmdiff"' EXIT
+# shellcheck disable=SC2086  # kfixes: a list of paths without spaces
+[ -z "$kmmdiff$kfixes" ] || cat $kmmdiff $kfixes >"$mmdiff"
 stamp=$tree/.hmm-p2p.applied
-sum=$([ -z "$mmdiff" ] || sha1sum <"$mmdiff")
-if [ -n "$mmdiff" ] && [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
+sum=$([ ! -s "$mmdiff" ] || sha1sum <"$mmdiff")
+if [ -s "$mmdiff" ] && [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
 	work=$(mktemp -d)
 	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$mmdiff" > "$work/.files"
 	while read -r f; do
 		if [ ! -f "$kpristine/$f" ]; then
-			[ ! -f "$stamp" ] || { echo "prepare-tree: no pristine $f" >&2; exit 1; }
 			mkdir -p "$kpristine/$(dirname "$f")"
-			cp -p "$tree/$f" "$kpristine/$f"
+			if [ -f "$stamp" ]; then
+				# A file new to the diffs, in a tree patched before:
+				# its own text from the tarball, which no diff touched.
+				tar -xJOf "$tarball" "${tree#"$top/build/"}/$f" >"$kpristine/$f"
+			else
+				cp -p "$tree/$f" "$kpristine/$f"
+			fi
 		fi
 		mkdir -p "$work/$(dirname "$f")"
 		cp "$kpristine/$f" "$work/$f"
