@@ -51,8 +51,12 @@ build/bin/p2pdma: $(wildcard tools/pci/p2pdma/*.[ch])
 run: kernel-release tools
 	@qemu/run.sh -k release -t $(TOPO) -T $(TIMEOUT) -- guest/demo.sh
 
+# The tree's uAPI headers first, where the selftests look for them
+# (KHDR_INCLUDES: <O>/usr/include): vfio_dmabuf includes <linux/vfio.h>
+# and <linux/iommufd.h> of the kernel it tests, not the host's.
 selftests: deps
 	@scripts/prepare-tree.sh
+	@$(MAKE) -s -C build/linux-source-$(KERNEL) O=$(CURDIR)/build/selftests headers
 	@$(MAKE) -s -C build/linux-source-$(KERNEL)/tools/testing/selftests TARGETS=p2pdma \
 		O=$(CURDIR)/build/selftests INSTALL_PATH=$(CURDIR)/build/selftests/install install >/dev/null
 

@@ -12,8 +12,9 @@
 # dropped, a suite planning one case fewer (a TEST_F a -t filter no longer
 # finds), a scenario renamed, a suite the plan does not list, an undeclared
 # guest skip, an undeclared KUnit skip (and the same skip declared in a
-# plan), a KUnit suite dropped, a machine not booted, a machine booted
-# alone with the made-up log of issue #22 (e2e, two p2pdma_test cases and
+# plan), a plan line of another kernel (kernel=K: no plan here) and one
+# of this kernel whose suite did not run, a KUnit suite dropped, a
+# machine not booted, a machine booted alone with the made-up log of issue #22 (e2e, two p2pdma_test cases and
 # kmemleak), an RCU stall in a console log, a console without the
 # end-of-boot marker, a task left blocked, lockdep off at the end or
 # switched off, printk messages dropped, a DMA-API or debugobjects report; a KCSAN report about a race
@@ -51,8 +52,9 @@ synth() {
 	local dir=$1 m s c topo extra k key
 	local -A seen=()
 	mkdir -p "$dir"
-	while read -r m s c _; do
+	while read -r m s c extra; do
 		case $m in '#'* | '') continue ;; esac
+		plan_for_this_kernel "$extra" || continue
 		if [ -z "${seen[$m]+set}" ]; then
 			seen[$m]=1
 			topo=$(awk -v m="$m" '$1 == m { print $2 }' "$top/tests/machines")
@@ -374,6 +376,14 @@ mutate() { # LABEL DIR
 		"$top/tests/plan" > "$tmp/plan-skip"
 	P2P_PLAN=$tmp/plan-skip expect "$label: the same KUnit skip declared in the plan" "$base" 0 "^ok [0-9]+ - kunit: $(ere "$kname") # SKIP synthetic" -- \
 		edit "$con" -v n="$knr" 'NR == n { $0 = $0 " # SKIP synthetic" } { print }'
+	# A plan line of another kernel (kernel=K) plans nothing here; one of
+	# this kernel plans its suite.
+	{ cat "$top/tests/plan"; echo "$km fake/other_kernel 3 kernel=not-${KERNEL:-}"; } > "$tmp/plan-other"
+	P2P_PLAN=$tmp/plan-other expect "$label: a plan line of another kernel is no plan" "$base" 0 \
+		"^ok [0-9]+ - $km: suites and case counts as tests/plan says"
+	{ cat "$top/tests/plan"; echo "$km fake/this_kernel 3 kernel=${KERNEL:-}"; } > "$tmp/plan-this"
+	P2P_PLAN=$tmp/plan-this expect "$label: a plan line of this kernel whose suite did not run" "$base" 1 \
+		"^not ok [0-9]+ - plan: $km/fake/this_kernel ran"
 	expect "$label: KUnit suite $ksuite dropped" "$base" 1 "^not ok [0-9]+ - kunit: plan: $km/kunit:$ksuite ran" -- \
 		edit "$con" -v s="$ksuite" '/^(\[[ 0-9.]*\] )?    # Subtest: / { cut = ($NF == s) } !cut { print } cut && /^(\[[ 0-9.]*\] )?ok [0-9]+ / { cut = 0 }'
 }

@@ -67,6 +67,12 @@ declare -A obs_cases
 declare -a obs_keys
 boots="" timing=""
 
+# Does a plan line with these extra fields hold for $KERNEL? kernel=K:
+# a suite only kernel K runs; the other kernels skip the line.
+plan_for_this_kernel() { # EXTRA
+	[[ " $1 " != *" kernel="* ]] || [[ " $1 " == *" kernel=${KERNEL:-} "* ]]
+}
+
 load_plan() { # FILE
 	local m s c extra lineno=0 key f
 	plan_cases=() plan_skips=() plan_machines=()
@@ -82,6 +88,7 @@ load_plan() { # FILE
 			tap notok "plan: ${1#"$judge_top"/} line $lineno" "cases '$c' is not a number"
 			continue
 		fi
+		plan_for_this_kernel "$extra" || continue
 		if [ -n "${plan_cases[$key]+set}" ]; then
 			tap notok "plan: ${1#"$judge_top"/} line $lineno" "$m $s is listed twice"
 			continue
@@ -91,6 +98,7 @@ load_plan() { # FILE
 		for f in $extra; do
 			case $f in
 			skip=?*) plan_skips[$key]+="${f#skip=}"$'\n' ;;
+			kernel=?*) ;;
 			*) tap notok "plan: ${1#"$judge_top"/} line $lineno" "unknown field '$f'" ;;
 			esac
 		done

@@ -8,7 +8,9 @@
 # address. QEMU routes no peer traffic, so that DMA faults in the IOMMU
 # (iommu_bus_address.sh checks exactly that). QEMU's edu DMA engine on a
 # root port of its own reaches p2pI1's CMB through the host bridge, by
-# IOVA (p2pmem_edu).
+# IOVA (p2pmem_edu). An ivshmem-plain on a root port of its own is the BAR
+# vfio-pci exports as a dma-buf (7.3, vfio_dmabuf): edu DMAs into it by
+# the test importer's mapping and by iommufd's.
 #
 #  intel-iommu
 #  pcie.0 --+-- rp7 -- p2pI1 (CMB, the P2P memory)
@@ -16,6 +18,7 @@
 #           +-- rp11 -- up11 (switch) --+-- dn111 -- p2pJ1 (CMB, the P2P memory)
 #                                       +-- dn112 -- p2pJ2
 #           +-- rp12 -- edu (DMA engine, 64-bit mask)
+#           +-- rp13 -- vfio0 (ivshmem-plain, 4 MiB BAR 2)
 cpu EPYC,vendor=AuthenticAMD
 dev intel-iommu,intremap=off
 dev pcie-root-port,id=rp7,bus=pcie.0,chassis=7,slot=7,addr=0x8
@@ -32,6 +35,14 @@ dev pcie-root-port,id=rp12,bus=pcie.0,chassis=43,slot=12,addr=0xc
 dev edu,bus=rp12,dma_mask=0xffffffffffffffff
 guest_env P2P_EDU_SCN=iommu_edu,p2pI1,through-host-bridge
 guest_env P2P_EDU_IOMMU=1
+dev pcie-root-port,id=rp13,bus=pcie.0,chassis=44,slot=13,addr=0xd
+ivshmem vfio0 rp13 4M
+guest_env P2P_VFIO_SCN=iommu_vfio
+# No interrupt remapping here (intremap=off), so the platform cannot
+# isolate a device's MSIs: iommufd and vfio's type1 refuse to bind a
+# device (EPERM) unless told, as their parameters document, to allow it.
+kernel_arg iommufd.allow_unsafe_interrupts=1
+kernel_arg vfio_iommu_type1.allow_unsafe_interrupts=1
 kernel_arg intel_iommu=on
 guest_env P2P_EXPECT_IOMMU=p2pI1,p2pI2
 # The switch pair's suite: name, provider, client and their distance.

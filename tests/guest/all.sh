@@ -137,6 +137,14 @@ fi
 if [ -n "${P2P_EDU_SCN:-}" ]; then
 	suite "${P2P_EDU_SCN%%,*}/p2pmem_edu" "$sel/p2pmem_edu"
 fi
+# vfio-pci's dma-buf of a BAR (P2P_VFIO_SCN: name): the machine's ivshmem
+# exported through its vfio cdev, edu DMAing into it by the test
+# importer's mapping and by iommufd's (vfio_dmabuf.c). Where the kernel
+# has vfio-pci (7.3's debug configuration; tests/plan lists the suite for
+# 7.3 only). After p2pmem_edu, before iommu_bus_address's burst of faults.
+if [ -n "${P2P_VFIO_SCN:-}" ] && [ -d /sys/bus/pci/drivers/vfio-pci ]; then
+	suite "${P2P_VFIO_SCN%%,*}/vfio_dmabuf" "$sel/vfio_dmabuf"
+fi
 # A bus-address route under a translating IOMMU (P2P_IOMMU_BUS: name,
 # provider, client, distance): iommu_bus_address.sh, which makes the
 # client's DMA fault in the IOMMU, as QEMU does for a bus address.

@@ -6,7 +6,8 @@
  *
  * Owns /sys/kernel/debug/p2pdma-importer/ctl and its ioctls
  * (p2pdma_importer.h, a test-only interface): attach to a dma-buf (one
- * from /dev/p2pmem) for a named PCI function as a dynamic importer, map
+ * from /dev/p2pmem, or vfio-pci's of a BAR) for a named PCI function as
+ * a dynamic importer, map
  * and report each DMA segment, count invalidations, have a block
  * device read into the buffer, read the buffer's bytes with the CPU,
  * have a QEMU edu device DMA with the mapping's own DMA addresses,
@@ -20,7 +21,7 @@
  * Test-only shortcuts: the block I/O and the CPU reads use the struct pages
  * behind the importer's sg_table (a real importer only uses its DMA
  * addresses), and they are refused once move_notify was called, since the
- * memory may then be gone.
+ * memory may then be gone, and where there are no pages (-EINVAL).
  */
 
 #define pr_fmt(fmt) "p2pdma-importer: " fmt
@@ -276,11 +277,16 @@ static long imp_map(struct imp_file *f, void __user *uarg)
 		arg->segs[i].len = sg_dma_len(sg);
 		arg->segs[i].bus = sg_dma_is_bus_address(sg);
 	}
-	/* CPU addresses: of the pages, which an IOMMU may merge differently. */
+	/*
+	 * CPU addresses: of the pages, which an IOMMU may merge differently;
+	 * none where the exporter has no pages (vfio-pci's BAR).
+	 */
 	for_each_sgtable_sg(sgt, sg, i) {
+		struct page *page = imp_sg_page(sg);
+
 		if (i == P2PIMP_MAX_SEGS)
 			break;
-		arg->segs[i].phys = page_to_phys(imp_sg_page(sg)) + sg->offset;
+		arg->segs[i].phys = page ? page_to_phys(page) + sg->offset : 0;
 	}
 out_unlock:
 	dma_resv_unlock(imp->dmabuf->resv);
@@ -313,7 +319,8 @@ static long imp_status(struct imp_file *f, void __user *uarg)
 /*
  * With the reservation lock held: the pages of @imp's mapping at
  * [@offset, @offset + @len) as one physically contiguous range (the
- * exporter hands out contiguous memory), or NULL.
+ * exporter hands out contiguous memory), or NULL, also where the
+ * mapping has no pages (vfio-pci's BAR).
  */
 static struct page *imp_pages(struct imp *imp, u64 offset, u64 len)
 {
@@ -327,6 +334,8 @@ static struct page *imp_pages(struct imp *imp, u64 offset, u64 len)
 		return NULL;
 	sg = imp->sgt->sgl;
 	first = imp_sg_page(sg);
+	if (!first)
+		return NULL;
 	return pfn_to_page(page_to_pfn(first) + (offset >> PAGE_SHIFT));
 }
 

@@ -2,8 +2,9 @@
 /*
  * Test-only interface of the P2PDMA test importer (p2pdma-importer.c,
  * CONFIG_PCI_P2PDMA_TEST_IMPORTER): ioctls on
- * /sys/kernel/debug/p2pdma-importer/ctl, used by the selftest
- * tools/testing/selftests/p2pdma/p2pmem_import.c. Not a uAPI: it changes
+ * /sys/kernel/debug/p2pdma-importer/ctl, used by the selftests
+ * tools/testing/selftests/p2pdma/ (p2pmem_import.c, p2pmem_edu.c,
+ * vfio_dmabuf.c and others). Not a uAPI: it changes
  * with the tests, and no release kernel has it.
  *
  * Handles name attachments of the open file that made them; closing the
@@ -52,7 +53,8 @@ struct p2pimp_attach {
 /**
  * struct p2pimp_seg - one DMA segment of a mapping
  * @dma: its DMA address, as the importer's device sees it
- * @phys: CPU physical address of the memory behind it (sg_phys())
+ * @phys: CPU physical address of the pages behind it (sg_phys()); 0 where
+ *	the exporter has no pages (vfio-pci's BAR)
  * @len: bytes
  * @bus: 1 if sg_dma_is_bus_address(): a PCI bus address, not mapped
  */
@@ -106,7 +108,7 @@ struct p2pimp_status {
  * The device DMAs into the buffer through its driver's own mapping of the
  * buffer's pages (for nvme-pci, pci_p2pdma_map_segment() decides). Fails
  * with -ENODEV once the attachment was told to move, -EINVAL for a range
- * outside the buffer, or the error of the read.
+ * outside the buffer or a buffer without pages, or the error of the read.
  */
 struct p2pimp_io {
 	__u32 handle;
@@ -118,7 +120,8 @@ struct p2pimp_io {
 
 /**
  * struct p2pimp_read - P2PIMP_IOC_READ: the CPU reads the buffer's bytes
- * @handle: a mapped attachment that was never told to move
+ * @handle: a mapped attachment that was never told to move, of a buffer
+ *	with pages (-EINVAL otherwise)
  * @len: bytes, at most 1 MiB
  * @offset: byte offset in the dma-buf
  * @data: user pointer to @len bytes
