@@ -53,11 +53,13 @@ run: kernel-release tools
 
 # The tree's uAPI headers first, where the selftests look for them
 # (KHDR_INCLUDES: <O>/usr/include): vfio_dmabuf includes <linux/vfio.h>
-# and <linux/iommufd.h> of the kernel it tests, not the host's.
+# and <linux/iommufd.h> of the kernel it tests, not the host's. Beside
+# ours, the kernel's own suites scripts/kernel.sh names (kselftests).
 selftests: deps
 	@scripts/prepare-tree.sh
 	@$(MAKE) -s -C build/linux-source-$(KERNEL) O=$(CURDIR)/build/selftests headers
-	@$(MAKE) -s -C build/linux-source-$(KERNEL)/tools/testing/selftests TARGETS=p2pdma \
+	@top=$(CURDIR); . scripts/kernel.sh; \
+	$(MAKE) -s -C build/linux-source-$(KERNEL)/tools/testing/selftests TARGETS="p2pdma $$kselftests" \
 		O=$(CURDIR)/build/selftests INSTALL_PATH=$(CURDIR)/build/selftests/install install >/dev/null
 
 test: kernel-debug tools selftests

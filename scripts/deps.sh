@@ -56,7 +56,7 @@ fetch_mainline() {
 pkgs="linux-source-6.12 busybox-static fio nvme-cli pciutils
       gcc make bc bison flex libelf-dev libssl-dev dwarves cpio xz-utils kmod
       rsync python3 perl sparse shellcheck python3-sphinx gnuplot-nox
-      python3-ply"
+      python3-ply libcap-dev"
 # The QEMU we need, and the lowest version that has what the topologies use.
 qemu_pkg=qemu-system-x86
 qemu_min=1:10.0

@@ -25,6 +25,9 @@
 #   krefused   the errno of an O_DIRECT I/O whose P2P memory the disk
 #              cannot reach (the block layer's choice, not the core's);
 #              qemu/run.sh gives it to the guest as P2P_REFUSED_ERRNO
+#   kselftests the kernel's own kselftest targets make selftests builds
+#              beside ours, for the guests to run (a third-party check of
+#              the paths that reach our core), or empty
 #   is_backported PATH: the backport patches our file PATH (so the tree
 #              has a patched copy of it, not a link)
 #   kbackport_to DIR: those files, patched, in DIR
@@ -54,6 +57,7 @@ case $KERNEL in
 	kupguestdiff=$top/tests/upstream-guest-differences
 	krefused=EREMOTEIO
 	kcpuflags=
+	kselftests=
 	;;
 7.3)
 	ktarball=${LINUX_TARBALL:-$top/build/src/linux-source-7.3.tar.xz}
@@ -67,6 +71,8 @@ case $KERNEL in
 	kupguestdiff=$top/tests/upstream-guest-differences-7.3
 	# blk_rq_dma_map_iter_start(): BLK_STS_INVAL.
 	krefused=EINVAL
+	# vfio-pci exports BARs as dma-bufs through our core (7.3 only).
+	kselftests="vfio iommu"
 	# QEMU's "-cpu max" has LA57. One 7.3 boot in 23 (intel-switch) had
 	# KASAN report a wild-memory-access at 0.005 s, before any initcall:
 	# an IRQ's descriptor lock (a 5-level direct-map address) taken while

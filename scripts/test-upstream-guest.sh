@@ -17,7 +17,8 @@
 # Rows that only make sense for our kernel are left out of the table: the
 # white-box KUnit suites (the black-box one is the first part) and the
 # check that the kernel was built from our files. Results, TAP and the
-# table are in build/test-upstream/$KERNEL/guest-*.
+# table are in build/test-upstream/$KERNEL/guest-*. Last, the kernel's own
+# kselftests (scripts/test-upstream-kselftests.sh).
 #
 # Usage: scripts/test-upstream-guest.sh [-n] [-t]
 #   -n  no build: boot the two kernels built last time
@@ -95,5 +96,13 @@ done
 # ours, did not report on ours, or whose result differs without a pattern
 # of $kupguestdiff (under the row of the cover letter that explains it)
 # fails, and so does a pattern that covers no such case.
+rc=0
 "$top/tests/upstream-compare.py" guest "$outdir/guest-ours.tsv" "$outdir/guest-$KERNEL.tsv" \
-	"$kupguestdiff" | tee "$outdir/guest-table.md"
+	"$kupguestdiff" | tee "$outdir/guest-table.md" || rc=1
+
+# Then the kernel's own kselftests that reach our core, on both kernels
+# (scripts/test-upstream-kselftests.sh; none on 6.12).
+ks=()
+[ "$boot" = 1 ] || ks=(-t)
+"$top/scripts/test-upstream-kselftests.sh" "${ks[@]}" || rc=1
+exit $rc

@@ -28,6 +28,14 @@
       p2pdma.rst's that explains it covers the case; a pattern that covers
       no such case fails too.
 
+  upstream-compare.py same OURS.tsv UPSTREAM.tsv
+      The kernel's own kselftests that reach our core (scripts/test-
+      upstream-kselftests.sh), third-party suites: one table, then a
+      failure for every case whose result differs between the kernels
+      (a case that reported on one kernel only differs), and one if no
+      case reported at all. A case that fails on both is the suite's
+      verdict on this machine, shown, not a difference of the cores.
+
   upstream-compare.py --selftest
       Each way the comparison must fail, on synthetic logs: a seed that
       differs, a seed missing on one kernel, a "not ok" of the fuzzing, a
@@ -35,8 +43,9 @@
       did not report upstream, or whose values differ unlisted, a listed
       difference that no longer differs or whose values on either kernel
       are not the listed ones, a guest case that differs
-      unlisted or fails on ours, and a guest pattern that covers nothing;
-      and the logs that must pass.
+      unlisted or fails on ours, a guest pattern that covers nothing, a
+      kselftest case whose result differs or that reported on one kernel
+      only, no kselftest case at all; and the logs that must pass.
 
 Each prints its table and "N passed, N failed" and exits 1 on a failure.
 """
@@ -366,6 +375,28 @@ def guest(ours_tsv, up_tsv, diff_file):
     return 1 if failed else 0
 
 
+def same(ours_tsv, up_tsv):
+    ours, up = guest_results(ours_tsv), guest_results(up_tsv)
+    names = list(ours) + [n for n in up if n not in ours]
+    failed = []
+    print(f"| case | ours | {UP} |")
+    print("| --- | --- | --- |")
+    for n in names:
+        a, b = ours.get(n, ("-", ""))[0], up.get(n, ("-", ""))[0]
+        print(f"| {n}{' **result differs**' if a != b else ''} | {a} | {b} |")
+        if a != b:
+            failed.append(n)
+    for label, rows in (("ours", ours), (UP, up)):
+        got = [r[0] for r in rows.values()]
+        print(f"{label}: {got.count('pass')} pass, {got.count('fail')} fail, "
+              f"{got.count('skip')} skip")
+    if not names:
+        print("no case reported on either kernel")
+        failed.append("(none)")
+    print(f"{len(names) - len(set(failed) & set(names))} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
 def selftest():
     """Returns 0 if every synthetic log gets the verdict it must: 6.12's
     labels and cover letter, whatever the environment says."""
@@ -480,7 +511,28 @@ def selftest():
             failures += not ok
             print(f"{'ok' if ok else 'not ok'} {what}: "
                   f"{'fails' if rc else 'passes'}, as it {'must' if ok else 'must not'}")
-    total = len(cases) + len(gcases)
+    # The kselftest verdict: the same result on both kernels, whatever it is.
+    ks = [("ok", "vfio/t: a"), ("notok", "vfio/t: b"), ("skip", "iommu/iommufd: c")]
+    scases = [
+        # (what, ours rows, upstream rows, must fail)
+        ("kselftests: the same results, a failure on both", ks, ks, False),
+        ("kselftests: a result differs", ks, ks[:2] + [("ok", "iommu/iommufd: c")], True),
+        ("kselftests: a case on one kernel only", ks + [("ok", "vfio/t: d")], ks, True),
+        ("kselftests: no case at all", [], [], True),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        for what, a, b, must_fail in scases:
+            pa, pb = os.path.join(tmp, "ours.tsv"), os.path.join(tmp, "up.tsv")
+            for path, rows in ((pa, a), (pb, b)):
+                with open(path, "w") as f:
+                    f.write("".join(line + "\n" for line in tsv(rows)))
+            with contextlib.redirect_stdout(io.StringIO()):
+                rc = same(pa, pb)
+            ok = bool(rc) == must_fail
+            failures += not ok
+            print(f"{'ok' if ok else 'not ok'} {what}: "
+                  f"{'fails' if rc else 'passes'}, as it {'must' if ok else 'must not'}")
+    total = len(cases) + len(gcases) + len(scases)
     print(f"{total - failures} passed, {failures} failed")
     return 1 if failures else 0
 
@@ -494,6 +546,8 @@ def main():
         return fuzz(*sys.argv[2:])
     if len(sys.argv) == 5 and sys.argv[1] == "guest":
         return guest(*sys.argv[2:])
+    if len(sys.argv) == 4 and sys.argv[1] == "same":
+        return same(*sys.argv[2:])
     sys.exit(__doc__)
 
 
