@@ -51,6 +51,8 @@ build/bin/p2pdma: $(wildcard tools/pci/p2pdma/*.[ch])
 run: kernel-release tools
 	@qemu/run.sh -k release -t $(TOPO) -T $(TIMEOUT) -- guest/demo.sh
 
+KSELFTESTS = $(shell KERNEL=$(KERNEL) top=$(CURDIR) bash -c '. scripts/kernel.sh && echo "$$kselftests"')
+
 # The tree's uAPI headers first, where the selftests look for them
 # (KHDR_INCLUDES: <O>/usr/include): vfio_dmabuf includes <linux/vfio.h>
 # and <linux/iommufd.h> of the kernel it tests, not the host's. Beside
@@ -58,8 +60,7 @@ run: kernel-release tools
 selftests: deps
 	@scripts/prepare-tree.sh
 	@$(MAKE) -s -C build/linux-source-$(KERNEL) O=$(CURDIR)/build/selftests headers
-	@top=$(CURDIR); . scripts/kernel.sh; \
-	$(MAKE) -s -C build/linux-source-$(KERNEL)/tools/testing/selftests TARGETS="p2pdma $$kselftests" \
+	@$(MAKE) -s -C build/linux-source-$(KERNEL)/tools/testing/selftests TARGETS="p2pdma $(KSELFTESTS)" \
 		O=$(CURDIR)/build/selftests INSTALL_PATH=$(CURDIR)/build/selftests/install install >/dev/null
 
 test: kernel-debug tools selftests
