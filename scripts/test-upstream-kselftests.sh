@@ -20,6 +20,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
 outdir=$top/build/test-upstream/$KERNEL
+# The name of the upstream column (tests/upstream-compare.py).
+export P2P_UPSTREAM=$KERNEL
 if [ -z "$kselftests" ]; then
 	echo "test-upstream: $KERNEL has no kselftests of its own to compare (scripts/kernel.sh)"
 	exit 0
@@ -27,14 +29,15 @@ fi
 mkdir -p "$outdir"
 
 # The TAP of the framed suites of a guest's output as result rows
-# "ok|notok|skip<TAB>suite: case<TAB>detail"; a suite that planned no
-# case (a kselftest that skips whole) is one row.
+# "ok|notok|skip<TAB>suite: case<TAB>detail"; a suite that reported no
+# case is one row: a skip if it skipped whole (a "1..0 # SKIP" plan, or
+# kselftest's exit status 4, KSFT_SKIP), else a failure.
 tsv() { # OUTPUT.LOG
 	tr -d '\r' <"$1" | awk '
 		/^P2PDMA-SUITE / { id = substr($0, 14); n = 0; plan = ""; next }
 		/^P2PDMA-END / {
-			if (!n) printf "%s\t%s: %s\t%s\n", plan ~ /SKIP/ ? "skip" : "notok", id,
-				"(no case)", plan
+			if (!n) printf "%s\t%s: %s\texit status %s %s\n",
+				plan ~ /SKIP/ || $3 == 4 ? "skip" : "notok", id, "(no case)", $3, plan
 			id = ""; next
 		}
 		id == "" { next }
