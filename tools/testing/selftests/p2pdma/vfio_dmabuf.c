@@ -420,6 +420,24 @@ static __u64 edu_iova_phys(FIXTURE_DATA(importer) * self, __u64 dma)
 }
 
 /*
+ * The attachment @h, whose mapping gave edu the address @old, was
+ * revoked: the importer was told and unmapped, @old translates to nothing
+ * in edu's domain, and edu's DMA through the attachment is refused.
+ */
+static void expect_revoked(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(importer) * self, int h, __u64 old)
+{
+	struct p2pimp_status st = { .handle = h };
+	__u64 dma = 0;
+
+	ASSERT_EQ(0, ioctl(self->ctl, P2PIMP_IOC_STATUS, &st));
+	EXPECT_LE(1, st.moves);
+	EXPECT_EQ(0, st.mapped);
+	EXPECT_EQ(0, edu_iova_phys(self, old));
+	EXPECT_EQ(-ENODEV, imp_edu(self, h, 1, 0, 4000, &dma));
+}
+
+/*
  * The mapping is one segment of the whole range, an IOVA (not a bus
  * address: the route goes through the host bridge, under the IOMMU) that
  * translates to the BAR; edu copies 4000 bytes from one place of the BAR
@@ -459,7 +477,6 @@ TEST_F_TIMEOUT(importer, edu_dma_with_the_mapping_moves_the_bytes, 120)
  */
 TEST_F_TIMEOUT(importer, reset_revokes_then_a_new_attachment_maps, 120)
 {
-	struct p2pimp_status st = {};
 	struct p2pimp_map m;
 	__u64 dma = 0, old;
 	int h, h2;
@@ -470,12 +487,7 @@ TEST_F_TIMEOUT(importer, reset_revokes_then_a_new_attachment_maps, 120)
 	old = m.segs[0].dma;
 	ASSERT_EQ(self->phys, edu_iova_phys(self, old));
 	ASSERT_EQ(0, ioctl(self->s.mem.fd, VFIO_DEVICE_RESET)) TH_LOG("%s", strerror(errno));
-	st.handle = h;
-	ASSERT_EQ(0, ioctl(self->ctl, P2PIMP_IOC_STATUS, &st));
-	EXPECT_LE(1, st.moves);
-	EXPECT_EQ(0, st.mapped);
-	EXPECT_EQ(0, edu_iova_phys(self, old));
-	EXPECT_EQ(-ENODEV, imp_edu(self, h, 1, 0, 4000, &dma));
+	expect_revoked(_metadata, self, h, old);
 	EXPECT_EQ(-1, differs(self->s.bar, self->s.want)) TH_LOG("seed %u", self->s.seed);
 
 	h2 = imp_attach(self, 0);
@@ -497,9 +509,8 @@ TEST_F_TIMEOUT(importer, reset_revokes_then_a_new_attachment_maps, 120)
  */
 TEST_F_TIMEOUT(importer, close_revokes_for_good, 120)
 {
-	struct p2pimp_status st = {};
 	struct p2pimp_map m;
-	__u64 dma = 0, old;
+	__u64 old;
 	int h;
 
 	h = imp_attach(self, 0);
@@ -507,12 +518,7 @@ TEST_F_TIMEOUT(importer, close_revokes_for_good, 120)
 	ASSERT_EQ(0, imp_map(self, h, &m));
 	old = m.segs[0].dma;
 	side_close_mem(&self->s);
-	st.handle = h;
-	ASSERT_EQ(0, ioctl(self->ctl, P2PIMP_IOC_STATUS, &st));
-	EXPECT_LE(1, st.moves);
-	EXPECT_EQ(0, st.mapped);
-	EXPECT_EQ(0, edu_iova_phys(self, old));
-	EXPECT_EQ(-ENODEV, imp_edu(self, h, 1, 0, 4000, &dma));
+	expect_revoked(_metadata, self, h, old);
 	EXPECT_EQ(-ENODEV, imp_attach(self, 0));
 	EXPECT_EQ(0, ioctl(self->ctl, P2PIMP_IOC_DETACH, h));
 	ASSERT_EQ(0, side_reopen_mem(&self->s));
