@@ -279,7 +279,8 @@ static long imp_map(struct imp_file *f, void __user *uarg)
 	}
 	/*
 	 * CPU addresses: of the pages, which an IOMMU may merge differently;
-	 * none where the exporter has no pages (vfio-pci's BAR).
+	 * none where the table has no CPU list (vfio-pci's BAR: orig_nents 0)
+	 * or no pages.
 	 */
 	for_each_sgtable_sg(sgt, sg, i) {
 		struct page *page = imp_sg_page(sg);

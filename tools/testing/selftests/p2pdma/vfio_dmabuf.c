@@ -445,6 +445,8 @@ static void expect_revoked(struct __test_metadata *_metadata,
  */
 TEST_F_TIMEOUT(importer, edu_dma_with_the_mapping_moves_the_bytes, 120)
 {
+	struct p2pimp_read rd = { .len = 64 };
+	unsigned char buf[64];
 	const size_t src = 0x1000 + 123, dst = 0x10000 + 7, len = 4000;
 	struct p2pimp_map m;
 	__u64 dma = 0;
@@ -456,8 +458,15 @@ TEST_F_TIMEOUT(importer, edu_dma_with_the_mapping_moves_the_bytes, 120)
 	ASSERT_EQ(1, m.nents);
 	EXPECT_EQ(BUF_SIZE, m.segs[0].len);
 	EXPECT_EQ(0, m.segs[0].bus);
-	/* No pages behind a vfio BAR: the importer reports none. */
+	/*
+	 * No pages behind a vfio BAR: the importer reports none, and refuses
+	 * its CPU read, which would go through the pages (EINVAL).
+	 */
 	EXPECT_EQ(0, m.segs[0].phys);
+	rd.handle = h;
+	rd.data = (uintptr_t)buf;
+	EXPECT_EQ(-1, ioctl(self->ctl, P2PIMP_IOC_READ, &rd));
+	EXPECT_EQ(EINVAL, errno);
 	EXPECT_NE(self->phys, m.segs[0].dma);
 	EXPECT_EQ(self->phys + 0x2000, edu_iova_phys(self, m.segs[0].dma + 0x2000));
 	ASSERT_EQ(0, imp_edu(self, h, 0, src, len, &dma));
