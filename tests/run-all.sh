@@ -117,6 +117,18 @@ nm "$out/drivers/pci/p2pdma/built-in.a" "$out/drivers/pci/p2pmem-bar.o" 2>/dev/n
 # and boots the kernel's own core with its rules (P2P_FUZZ_CORE): held to
 # ours, every part fails and prints its seeds, past the hung-task limit.
 fuzz_seeds="p2pdma_fuzz.seeds=100${P2P_FUZZ_CORE:+ p2pdma_fuzz.core=$P2P_FUZZ_CORE}"
+# watchdog_thresh=60: five emulated guests share two host CPUs, and a
+# vCPU thread the host does not run for 20 s is no soft lockup of the
+# guest's (the default threshold, 2 x 10 s, reported exactly that).
+# Soft lockups are still reported after 120 s; hung tasks after 45 s.
+# rcupdate.rcu_cpu_stall_timeout=60 for the same reason: a boot whose
+# vCPUs the host starved while it calibrated the TSC jumped jiffies
+# by 37 s at the switch to that clocksource, and the stall detector
+# (21 s by default) reported the jump; stalls still count after 60 s.
+# Every guest of the run takes them, kunit.py's too: it runs beside the
+# machines, and without them a CI host's starvation of its one vCPU was
+# reported as an RCU stall 77 s into its boot.
+shared_host="watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=60"
 
 # boot NAME TOPO EXTRA [CHECKOUT [CMD...]]: one QEMU run in the background
 # of this shell's job table; writes $runs/NAME.{out,rc,secs}.
@@ -126,21 +138,13 @@ boot() {
 	[ $# -gt 0 ] || set -- "$co/tests/guest/all.sh"
 	[ "$extra" = - ] && extra=""
 	start=$(date +%s)
-	# watchdog_thresh=60: five emulated guests share two host CPUs, and a
-	# vCPU thread the host does not run for 20 s is no soft lockup of the
-	# guest's (the default threshold, 2 x 10 s, reported exactly that).
-	# Soft lockups are still reported after 120 s; hung tasks after 45 s.
-	# rcupdate.rcu_cpu_stall_timeout=60 for the same reason: a boot whose
-	# vCPUs the host starved while it calibrated the TSC jumped jiffies
-	# by 37 s at the switch to that clocksource, and the stall detector
-	# (21 s by default) reported the jump; stalls still count after 60 s.
 	# TCG_THREAD=single: QEMU 10's multi-threaded TCG once aborted in
 	# iotlb_to_section() while a guest programmed BARs; the guests run side
 	# by side anyway, so one host thread each loses nothing. The KCSAN
 	# run asks for multi: its vCPUs must run at the same time for a
 	# watchpoint of one to see the other's access.
 	BZIMAGE=${TEST_KERNEL:-$out/arch/x86/boot/bzImage} RUN_NAME=$name TCG_THREAD=${TCG_THREAD:-single} \
-		CMDLINE_EXTRA="watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=60 $fuzz_seeds ${extra//,/ }" \
+		CMDLINE_EXTRA="$shared_host $fuzz_seeds ${extra//,/ }" \
 		"$co/qemu/run.sh" -q -k "$flavour" -t "$topo" -T "$timeout" -- "$@" > "$runs/$name.out" 2>&1
 	rc=$?
 	echo $rc > "$runs/$name.rc"
@@ -178,7 +182,7 @@ if [ "$full" = 1 ] && [ "$flavour" = debug ] && [ -z "${TEST_KERNEL:-}" ]; then
 		# run may stand in for a run that wrote none.
 		rm -f "$out/test.log"
 		kunitpy exec --arch=x86_64 \
-			--build_dir="$out" --timeout=1800 --kernel_args="$fuzz_seeds" \
+			--build_dir="$out" --timeout=1800 --kernel_args="$shared_host $fuzz_seeds" \
 			> "$runs/kunitpy.out" 2>&1
 		echo $? > "$runs/kunitpy.rc"
 		cp "$out/test.log" "$runs/kunitpy.console"
