@@ -91,7 +91,7 @@ patch: deps
 
 clean:
 	rm -rf build/out-* build/runs build/bin build/accel build/last-run build/run-*.out build/selftests \
-		build/patch-* build/patches build/sphinx-check build/linux-intree build/bench \
+		build/patch-* build/patches build/sphinx-check build/linux-intree* build/bench* \
 		build/linux-upstream build/out-*-upstream-debug build/kunit-bb-* build/test-upstream
 	-git worktree remove --force build/mutants/tree 2>/dev/null
 	rm -rf build/mutants

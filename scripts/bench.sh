@@ -4,13 +4,13 @@
 # `make bench`: build two release kernels with the P2PDMA benchmark
 # (drivers/pci/p2pdma/tests/p2pdma-bench.c, CONFIG_PCI_P2PDMA_BENCH; bench/
 # holds its guest side and report) from one tree and one configuration,
-# one with our drivers/pci/p2pdma/ and pci-p2pdma.h (build/out-bench) and one with the
-# tree's own (build/out-bench-intree, from build/linux-intree, a hard-link
-# copy of the shared tree in which only those files and drivers/pci/Kconfig
-# are replaced), boot each REPS times on the bench topology, in ABBA pairs,
-# and report the medians with each row's verdict from the pairs
-# (bench/report.py): a table on stdout, build/bench/results.{csv,json},
-# build/bench/ratios.png.
+# one with our drivers/pci/p2pdma/ and pci-p2pdma.h (build/out-$KERNEL-bench) and
+# one with the tree's own (build/out-$KERNEL-bench-intree, from
+# build/linux-intree-$KERNEL, a hard-link copy of the shared tree in which
+# only those files and drivers/pci/Kconfig are replaced), boot each REPS
+# times on the bench topology, in ABBA pairs, and report the medians with
+# each row's verdict from the pairs (bench/report.py): a table on stdout,
+# build/bench-$KERNEL/results.{csv,json}, build/bench-$KERNEL/ratios.png.
 #
 # Usage: scripts/bench.sh [-r REPS] [-n | -b]
 #   -r  boots per kernel (default $BENCH_REPS, else 10: the control rows
@@ -24,8 +24,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 kneeds_target "make bench"
 tarball=$ktarball
 shared=$ktree
-intree=$top/build/linux-intree
-outdir=$top/build/bench
+intree=$top/build/linux-intree-$KERNEL
+outdir=$top/build/bench-$KERNEL
 reps=${BENCH_REPS:-10} build=1 runs=1
 while getopts r:nb opt; do
 	case $opt in
@@ -116,7 +116,7 @@ prepare_trees() {
 			"$shared/drivers/pci/Makefile" > "$intree/drivers/pci/Makefile.new"
 		mv "$intree/drivers/pci/Makefile.new" "$intree/drivers/pci/Makefile"
 		rm -f "$intree/drivers/pci/Kconfig" "$intree/drivers/pci/Kconfig.p2pdma"
-		tar -xJOf "$tarball" linux-source-6.12/drivers/pci/Kconfig > "$intree/drivers/pci/Kconfig"
+		tar -xJOf "$tarball" "linux-source-$KERNEL/drivers/pci/Kconfig" > "$intree/drivers/pci/Kconfig"
 		touch "$intree/.bench-intree"
 	fi
 	hook_p2pmem_bar "$intree"
@@ -124,19 +124,21 @@ prepare_trees() {
 }
 
 build_kernels() {
+	local ours intree_out
+	ours=$(kout bench) intree_out=$(kout bench-intree)
 	EXTRA_CONFIG=$top/bench/bench.config \
-		"$top/scripts/build-kernel.sh" release "$top/build/out-bench"
+		"$top/scripts/build-kernel.sh" release "$ours"
 	KERNEL_TREE=$intree EXTRA_CONFIG=$top/bench/bench.config \
-		"$top/scripts/build-kernel.sh" release "$top/build/out-bench-intree"
+		"$top/scripts/build-kernel.sh" release "$intree_out"
 	# Same fragments; only the two PCI_P2PDMA entries may select
 	# differently. Sorted: the entries sourced from our Kconfig files sit
 	# elsewhere in the two menus, which is no difference.
-	diff <(grep -v '^#' "$top/build/out-bench/.config" | sort) \
-		<(grep -v '^#' "$top/build/out-bench-intree/.config" | sort) >&2 ||
+	diff <(grep -v '^#' "$ours/.config" | sort) \
+		<(grep -v '^#' "$intree_out/.config" | sort) >&2 ||
 		echo "bench: WARNING: the configurations differ (< ours, > in-tree)" >&2
-	grep -q "$intree/drivers/pci/p2pdma.c" "$top/build/out-bench-intree/drivers/pci/.p2pdma.o.cmd"
-	grep -qw p2p_policy_seq_begin "$top/build/out-bench/System.map"
-	! grep -qw p2p_policy_seq_begin "$top/build/out-bench-intree/System.map"
+	grep -q "$intree/drivers/pci/p2pdma.c" "$intree_out/drivers/pci/.p2pdma.o.cmd"
+	grep -qw p2p_policy_seq_begin "$ours/System.map"
+	! grep -qw p2p_policy_seq_begin "$intree_out/System.map"
 }
 
 if [ "$build" = 1 ]; then
