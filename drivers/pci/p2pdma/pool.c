@@ -141,6 +141,13 @@ static unsigned long p2p_cache_get(struct pci_p2pdma *p2p, int class)
 	struct p2p_cpu_cache *c = raw_cpu_ptr(p2p->cache);
 	unsigned long flags, addr = 0;
 
+	/*
+	 * Nothing of this size cached: no lock (a free on another CPU never
+	 * fills this one). A stale count only sends us to the pool or to
+	 * the check under the lock.
+	 */
+	if (!data_race(c->count[class]))
+		return 0;
 	spin_lock_irqsave(&c->lock, flags);
 	if (c->count[class]) {
 		addr = c->addr[class][--c->count[class]];
@@ -158,6 +165,9 @@ static bool p2p_cache_put(struct pci_p2pdma *p2p, int class,
 	unsigned long flags;
 	bool kept = false;
 
+	/* Full (frees on this CPU of what others allocate): no lock. */
+	if (data_race(c->count[class]) >= depth)
+		return false;
 	spin_lock_irqsave(&c->lock, flags);
 	if (c->count[class] < depth) {
 		c->addr[class][c->count[class]++] = addr;
