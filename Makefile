@@ -56,12 +56,15 @@ KSELFTESTS = $(shell KERNEL=$(KERNEL) top=$(CURDIR) bash -c '. scripts/kernel.sh
 # The tree's uAPI headers first, where the selftests look for them
 # (KHDR_INCLUDES: <O>/usr/include): vfio_dmabuf includes <linux/vfio.h>
 # and <linux/iommufd.h> of the kernel it tests, not the host's. Beside
-# ours, the kernel's own suites scripts/kernel.sh names (kselftests).
+# ours, the kernel's own suites scripts/kernel.sh names (kselftests). One
+# directory per kernel (the guest's P2P_KERNEL names it): built against one
+# kernel's headers, the programs are that kernel's.
 selftests: deps
 	@scripts/prepare-tree.sh
-	@$(MAKE) -s -C build/linux-source-$(KERNEL) O=$(CURDIR)/build/selftests headers
+	@$(MAKE) -s -C build/linux-source-$(KERNEL) O=$(CURDIR)/build/selftests-$(KERNEL) headers
 	@$(MAKE) -s -C build/linux-source-$(KERNEL)/tools/testing/selftests TARGETS="p2pdma $(KSELFTESTS)" \
-		O=$(CURDIR)/build/selftests INSTALL_PATH=$(CURDIR)/build/selftests/install install >/dev/null
+		O=$(CURDIR)/build/selftests-$(KERNEL) INSTALL_PATH=$(CURDIR)/build/selftests-$(KERNEL)/install \
+		install >/dev/null
 
 test: kernel-debug tools selftests
 	@tests/run-all.sh
@@ -90,7 +93,7 @@ patch: deps
 	@scripts/make-patch.sh
 
 clean:
-	rm -rf build/out-* build/runs build/bin build/accel build/last-run build/run-*.out build/selftests \
+	rm -rf build/out-* build/runs build/bin build/accel build/last-run build/run-*.out build/selftests* \
 		build/patch-* build/patches build/sphinx-check build/linux-intree* build/bench* \
 		build/linux-upstream build/out-*-upstream-debug build/kunit-bb-* build/test-upstream
 	-git worktree remove --force build/mutants/tree 2>/dev/null

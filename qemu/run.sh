@@ -83,11 +83,11 @@ for src in "$top"/tools/*.c; do
 done
 newer "$top/build/bin/p2pdma" "$top"/tools/pci/p2pdma/*.[ch]
 for src in "$top/$sdir"/*.c; do
-	newer "$top/build/selftests/install/p2pdma/$(basename "$src" .c)" \
+	newer "$top/build/selftests-$KERNEL/install/p2pdma/$(basename "$src" .c)" \
 		"$src" "$top/$sdir/p2pdma_util.h"
 done
 for src in "$top/$sdir"/*.sh; do
-	newer "$top/build/selftests/install/p2pdma/$(basename "$src")" "$src"
+	newer "$top/build/selftests-$KERNEL/install/p2pdma/$(basename "$src")" "$src"
 done
 [ -z "$stale" ] ||
 	echo "qemu/run.sh: warning: $stale; run 'make tools selftests' first" >&2
@@ -195,7 +195,7 @@ cmdline="console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,versi
 # and two kernel builds on two cores; the emulated timer is fine, the
 # check's window is not: no_timer_check skips it.
 cmdline+=" ro panic=-1 loglevel=7 no_timer_check init=$top/guest/init.sh ${append[*]}"
-cmdline+=" P2P_REFUSED_ERRNO=$krefused ${CMDLINE_EXTRA:-} -- $*"
+cmdline+=" P2P_REFUSED_ERRNO=$krefused P2P_KERNEL=$KERNEL ${CMDLINE_EXTRA:-} -- $*"
 
 echo "qemu: topology $topo, kernel $flavour, accel $accel, run dir ${run#"$top"/}"
 touch "$run/output.log"

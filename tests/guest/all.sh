@@ -15,7 +15,8 @@
 # that P2P_SUITES names (all when unset). The kmemleak scan comes
 # last, after every suite has freed what it used. Exits 1 if any suite did.
 top=$(cd "$(dirname "$0")/../.." && pwd)
-sel=$top/build/selftests/install/p2pdma
+# The selftests make selftests built for this kernel (qemu/run.sh: P2P_KERNEL).
+sel=$top/build/selftests-${P2P_KERNEL:?not set by qemu/run.sh}/install/p2pdma
 # The p2pdma_test and p2pmem_unbind cases whose result depends on the route.
 route_cases=(-t odirect_source_into_p2pmem -t odirect_p2pmem_to_destination)
 route_unbind_cases=(-t unbind_during_odirect_io)

@@ -3,7 +3,7 @@
 #
 # The kernel's own kselftests that reach the paths of our core (make
 # selftests builds the targets scripts/kernel.sh names in kselftests into
-# build/selftests/install), one framed TAP suite per program as in
+# build/selftests-$KERNEL/install), one framed TAP suite per program as in
 # tests/guest/all.sh. scripts/test-upstream-guest.sh boots it on the iommu
 # topology on both cores and wants the same result for every case: a
 # third-party check nobody here wrote, so a case failing on both is the
@@ -20,7 +20,7 @@
 # configuration has not): iommufd's huge page cases fail, rather than
 # skip, without them; alike on both cores.
 top=$(cd "$(dirname "$0")/../.." && pwd)
-ks=$top/build/selftests/install
+ks=$top/build/selftests-${P2P_KERNEL:?not set by qemu/run.sh}/install
 worst=0
 
 # One framed suite, as all.sh frames its own.
