@@ -16,7 +16,8 @@ bootstrap confidence interval (10,000 resamples of the pairs, a fixed
 seed), and "faster" only if the whole interval is above 1.0, "slower" if
 it is below, else "tie"; fewer than MIN_PAIRS pairs give no verdict. The
 control rows run the same code in both kernels: a verdict other than "tie"
-there is host drift the intervals missed, and the report exits 1.
+there is host drift the intervals missed, and the report exits 1. The
+map rows are judged by their per-boot P2P/RAM ratio row (JUDGED_BY).
 A row may compare two keys (ours doing one thing, the in-tree kernel
 another that gives a user the same result), and the limit row compares
 two keys of ours alone. The HMM P2P block compares, in each kernel alone,
