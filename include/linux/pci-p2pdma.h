@@ -85,7 +85,6 @@ pci_bus_addr_t pci_p2pmem_virt_to_bus(struct pci_dev *pdev, void *addr);
 int pci_p2pdma_add_resource(struct pci_dev *pdev, int bar, size_t size,
 			    u64 offset);
 void pci_p2pmem_publish(struct pci_dev *pdev, bool publish);
-bool pci_has_p2pmem(struct pci_dev *pdev);
 #else /* !CONFIG_PCI_P2PDMA */
 /*
  * Without P2PDMA support every request fails the way a caller would see it
@@ -159,11 +158,6 @@ static inline pci_bus_addr_t pci_p2pmem_virt_to_bus(struct pci_dev *pdev,
 						    void *addr)
 {
 	return 0;
-}
-
-static inline bool pci_has_p2pmem(struct pci_dev *pdev)
-{
-	return false;
 }
 
 static inline struct scatterlist *pci_p2pmem_alloc_sgl(struct pci_dev *pdev,

@@ -257,6 +257,7 @@ const char *p2p_map_type_name(enum pci_p2pdma_map_type map);
 /* provider.c */
 extern struct mutex p2p_setup_lock;
 void p2p_page_free(struct page *page);
+bool pci_has_p2pmem(struct pci_dev *pdev);
 
 /* clear.c */
 struct p2p_region *p2p_region_of(struct pci_p2pdma *p2p, unsigned long addr);

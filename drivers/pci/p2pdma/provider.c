@@ -556,14 +556,10 @@ static bool p2p_offers(struct pci_p2pdma *p2p)
 	       !list_empty(&p2p->regions);
 }
 
-/**
- * pci_has_p2pmem() - does a device offer published P2P memory
- * @pdev: the PCI device to check
- *
- * Context: any; does not sleep.
- *
- * Return: true if @pdev registered P2P memory (at least one range) and
- * published it.
+/*
+ * Does @pdev offer published P2P memory: registered (at least one range)
+ * and published? Ours alone since 7.3's API dropped it (no user outside
+ * the core); the 6.12 backport exports it again. Any context.
  */
 bool pci_has_p2pmem(struct pci_dev *pdev)
 {
@@ -573,7 +569,6 @@ bool pci_has_p2pmem(struct pci_dev *pdev)
 	p2p = rcu_dereference(pdev->p2pdma);
 	return p2p && p2p_offers(p2p);
 }
-EXPORT_SYMBOL_GPL(pci_has_p2pmem);
 
 /**
  * pci_p2pmem_find_many() - pick published P2P memory close to all clients
