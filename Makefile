@@ -15,9 +15,10 @@
 # TOPO selects a file in qemu/topologies/ (switch, hostbridge, mfd, acs, ...),
 # or several joined by '+'; tests/machines lists what make test boots.
 
-# KERNEL selects the kernel tree (scripts/kernel.sh): 6.12, or 7.3 (make run,
-# test and check; the other targets follow: issue 47).
-KERNEL ?= 6.12
+# KERNEL selects the kernel tree (scripts/kernel.sh): 7.3, mainline, by
+# default, or 6.12, the long-term kernel (test-kcsan and test-mutants run
+# there only so far: issue 47).
+KERNEL ?= 7.3
 export KERNEL
 TOPO ?= switch
 TIMEOUT ?= 600

@@ -43,7 +43,7 @@
 # The scripts that source this file read what it sets, and set $top.
 # shellcheck disable=SC2034,SC2154
 
-KERNEL=${KERNEL:-6.12}
+KERNEL=${KERNEL:-7.3}
 case $KERNEL in
 6.12)
 	ktarball=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
