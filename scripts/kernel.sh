@@ -47,7 +47,7 @@ KERNEL=${KERNEL:-7.3}
 case $KERNEL in
 6.12)
 	ktarball=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
-	kmmdiff=$top/mm/hmm-p2p.diff
+	kmmdiff=$top/mm/6.12/hmm-p2p.diff
 	kfixes=
 	kcover=$top/scripts/cover-letter.txt
 	kbackport=$top/backport/6.12.diff
@@ -61,7 +61,7 @@ case $KERNEL in
 	;;
 7.3)
 	ktarball=${LINUX_TARBALL:-$top/build/src/linux-source-7.3.tar.xz}
-	kmmdiff=$top/mm/hmm-p2p-7.3.diff
+	kmmdiff=$top/mm/7.3/hmm-p2p.diff
 	kfixes=$(echo "$top"/fixes/7.3/*.diff)
 	kcover=$top/scripts/cover-letter-7.3.txt
 	kbackport=

@@ -61,7 +61,7 @@ gitb show base:MAINTAINERS >"$stages/MAINTAINERS.pristine"
 gitb show base:Documentation/userspace-api/ioctl/ioctl-number.rst >"$stages/ioctl-number.rst.pristine"
 gitb show base:Documentation/admin-guide/index.rst >"$stages/admin-index.rst.pristine"
 gitb show base:Documentation/admin-guide/kernel-parameters.txt >"$stages/kernel-parameters.txt.pristine"
-# The mm patch's files (kmmdiff: mm/hmm-p2p[-7.3].diff), patched from the
+# The mm patch's files (kmmdiff: mm/$KERNEL/hmm-p2p.diff), patched from the
 # base's own.
 mkdir -p "$stages/mm-patched"
 sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$kmmdiff" | while read -r f; do

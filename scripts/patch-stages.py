@@ -77,8 +77,9 @@ MAINT_ADD = {
                    'drivers/pci/p2pmem-bar.c'],
 }
 
-# The mm patch: a diff against files of the tree, whose stage takes them
-# as scripts/make-patch.sh patched them, from PRISTINE_DIR/mm-patched/.
+# The mm patch (mm/$KERNEL/hmm-p2p.diff): a diff against files of the
+# tree, whose stage takes them as scripts/make-patch.sh patched them, from
+# PRISTINE_DIR/mm-patched/. This name stands for it in the stage list.
 MM_DIFF = 'mm/hmm-p2p.diff'
 
 

@@ -137,7 +137,7 @@ fi
 # not have; with --pristine nothing includes it.
 ln -sfn "$top/include/uapi/linux/p2pmem.h" "$tree/include/uapi/linux/p2pmem.h"
 
-# The mm patch of the series (mm/hmm-p2p.diff: HMM P2P for device-private
+# The mm patch of the series (mm/$KERNEL/hmm-p2p.diff: HMM P2P for device-private
 # pages), applied to copies of the tree's own files (kept in
 # $kpristine the first time) whenever the diff changes. A file is
 # replaced only if its patched text differs, never edited in place (the

@@ -2,7 +2,7 @@
 /*
  * HMM P2P suite: hmm_range_fault() on DEVICE_PRIVATE pages whose owner
  * names a P2PDMA page for each (dev_pagemap_ops.p2p_page() and
- * HMM_PFN_REQ_P2P, the mm patch of the series: mm/hmm-p2p.diff), and the
+ * HMM_PFN_REQ_P2P, the mm patch of the series: mm/$KERNEL/hmm-p2p.diff), and the
  * DMA mapping of such a page for a peer. Included at the end of route.c
  * (pci_p2pdma_map_segment()) when the kernel has HMM mirroring and
  * DEVICE_PRIVATE memory.
