@@ -16,8 +16,8 @@
 # or several joined by '+'; tests/machines lists what make test boots.
 
 # KERNEL selects the kernel tree (scripts/kernel.sh): 7.3, mainline, by
-# default, or 6.12, the long-term kernel (test-kcsan and test-mutants run
-# there only so far: issue 47).
+# default, or 6.12, the long-term kernel (test-mutants runs there only so
+# far: issue 47).
 KERNEL ?= 7.3
 export KERNEL
 TOPO ?= switch
