@@ -9,15 +9,14 @@
 #   make bench [BENCH_REPS=10]  our P2PDMA against the tree's own: table, CSV, PNG
 #   make test-upstream         black-box KUnit and guest suites on ours and on the tree's own
 #   make test-kcsan            KCSAN kernel: KUnit and the concurrency cases, data races judged
-#   make mutants [MUTANTS="timer fence"]  break the dma-buf revocation guards one by one: each must fail a test
+#   make test-mutants [MUTANTS="dmabuf-timer pool-clean"]  break the guards one by one (tests/mutants/): each must fail a test
 #   make kernel-release | kernel-debug | kernel-kcsan | selftests | deps | clean
 #
 # TOPO selects a file in qemu/topologies/ (switch, hostbridge, mfd, acs, ...),
 # or several joined by '+'; tests/machines lists what make test boots.
 
 # KERNEL selects the kernel tree (scripts/kernel.sh): 7.3, mainline, by
-# default, or 6.12, the long-term kernel (test-mutants runs there only so
-# far: issue 47).
+# default, or 6.12, the long-term kernel.
 KERNEL ?= 7.3
 export KERNEL
 TOPO ?= switch

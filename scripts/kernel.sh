@@ -36,9 +36,8 @@
 # config/$KERNEL/ holds the configuration lines only one kernel knows
 # (scripts/build-kernel.sh merges them after the flavour's fragment).
 #
-# Both kernels build our core and our tests, and make test, check, patch,
-# bench, test-kcsan and test-upstream run on both; test-mutants is 6.12's
-# until its catalogue is proven on 7.3 (issue 47).
+# Both kernels build our core and our tests, and every target runs on
+# both (a mutant of one kernel's form of a guard says so: tests/mutants).
 # shellcheck shell=bash
 # The scripts that source this file read what it sets, and set $top.
 # shellcheck disable=SC2034,SC2154
@@ -65,7 +64,7 @@ case $KERNEL in
 	kfixes=$(echo "$top"/fixes/7.3/*.diff)
 	kcover=$top/scripts/cover-letter-7.3.txt
 	kbackport=
-	kready="make run|make bench|make test-kcsan|make kernel-release|make kernel-debug|make kernel-kcsan|make kernel-callers|make test|make check|make patch|make test-upstream"
+	kready="make run|make bench|make test-kcsan|make test-mutants|make kernel-release|make kernel-debug|make kernel-kcsan|make kernel-callers|make test|make check|make patch|make test-upstream"
 	kmachines=
 	kupdiff=$top/tests/upstream-differences-7.3
 	kupguestdiff=$top/tests/upstream-guest-differences-7.3
