@@ -50,6 +50,12 @@ if [ ! -e "$tree/.git" ]; then
 	git -C "$top" worktree add -q --detach "$tree" HEAD || exit 1
 fi
 git -C "$tree" checkout -q -f --detach "$(git -C "$top" rev-parse HEAD)" || exit 1
+# The worktree builds from the kernel source make deps fetched here (7.3's
+# tarball under build/src): no second fetch of it.
+mkdir -p "$tree/build/src"
+for t in "$top"/build/src/*.tar.xz; do
+	[ -e "$t" ] && ln -sfn "$t" "$tree/build/src/"
+done
 
 field() { # FIELD PATCH
 	sed -n "s/^$1: //p;/^---/q" "$2" | head -n 1
