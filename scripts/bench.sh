@@ -21,7 +21,6 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_target "make bench"
 tarball=$ktarball
 shared=$ktree
 intree=$top/build/linux-intree-$KERNEL

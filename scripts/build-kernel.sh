@@ -23,7 +23,6 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
 flavour=${1:?usage: build-kernel.sh release|debug [OUTDIR [MAKE-ARGS...]]}
-[ "$flavour" = release ] || kneeds_target "make kernel-$flavour"
 tree=${KERNEL_TREE:-$ktree}
 out=${2:-$(kout "$flavour")}
 shift $(( $# < 2 ? $# : 2 ))

@@ -35,7 +35,6 @@ export LC_ALL=C
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_target "make check"
 tree=$ktree
 out=$(kout callers)
 log_dir=${LOG_DIR:-$(kout check)/logs}

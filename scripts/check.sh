@@ -38,7 +38,6 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_target "make check"
 tree=$ktree
 out=$(kout check)
 sphinx_dir=$top/build/sphinx-check

@@ -14,7 +14,6 @@
 #   kcover     the cover letter of make patch's series for this kernel
 #   kbackport  the diff that backports our files to this kernel
 #              (backport/$KERNEL.diff), or empty for mainline's API
-#   kready     the targets that run on it (kneeds_target), or "all"
 #   kmachines  the machines of tests/machines that make test boots on it
 #              by default, or empty for all of them
 #   kcpuflags  QEMU CPU properties every guest of this kernel gets after
@@ -50,7 +49,6 @@ case $KERNEL in
 	kfixes=
 	kcover=$top/scripts/cover-letter.txt
 	kbackport=$top/backport/6.12.diff
-	kready=all
 	kmachines=
 	kupdiff=$top/tests/upstream-differences
 	kupguestdiff=$top/tests/upstream-guest-differences
@@ -64,7 +62,6 @@ case $KERNEL in
 	kfixes=$(echo "$top"/fixes/7.3/*.diff)
 	kcover=$top/scripts/cover-letter-7.3.txt
 	kbackport=
-	kready="make run|make bench|make test-kcsan|make test-mutants|make kernel-release|make kernel-debug|make kernel-kcsan|make kernel-callers|make test|make check|make patch|make test-upstream"
 	kmachines=
 	kupdiff=$top/tests/upstream-differences-7.3
 	kupguestdiff=$top/tests/upstream-guest-differences-7.3
@@ -131,13 +128,4 @@ kunitpy() {
 	else
 		(cd "$ktree" && ./tools/testing/kunit/kunit.py "$@")
 	fi
-}
-
-# kneeds_target "make TARGET": stop, saying why, unless TARGET runs on
-# this kernel.
-kneeds_target() {
-	[ "$kready" = all ] && return 0
-	[[ "|$kready|" == *"|$1|"* ]] && return 0
-	echo "$1: not on KERNEL=$KERNEL yet (issue 47); there: ${kready//|/, }" >&2
-	exit 2
 }

@@ -24,7 +24,6 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_target "make patch"
 tarball=$ktarball
 flavour=${CHECK_FLAVOUR:-debug}
 base=$top/build/patch-base-$KERNEL

@@ -35,7 +35,6 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_target "make test-mutants"
 out=$top/build/mutants
 tree=$out/tree
 names=("$@")

@@ -26,7 +26,6 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_target "make test-kcsan"
 [ $# -gt 0 ] || set -- intel intel-switch iommu
 start=$(date +%s)
 nice -n 10 "$top/scripts/build-kernel.sh" kcsan

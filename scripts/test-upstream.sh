@@ -42,7 +42,6 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_target "make test-upstream"
 outdir=$top/build/test-upstream/$KERNEL
 kunitconfig=$top/drivers/pci/p2pdma/tests/blackbox.kunitconfig
 bd_ours=$top/build/kunit-bb-$KERNEL-ours

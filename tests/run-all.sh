@@ -37,7 +37,6 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel.sh
 . "$top/scripts/kernel.sh"
-kneeds_target "make test"
 timeout=${TEST_TIMEOUT:-2700}
 jobs=${P2P_JOBS:-5}
 runs=$top/build/test-runs
