@@ -30,6 +30,10 @@
 #               (tests/upstream-compare.py --selftest)
 #   readme      README.md: at most 100 lines, every path and make target
 #               it names exists (scripts/check-readme.py)
+#   mutants     every patch of tests/mutants (both kernels') applies to the
+#               tree, names a guard, a suite and cases to kill, and every
+#               case it names exists in our tests (make test-mutants runs
+#               them; this keeps them from rotting between its runs)
 # Prints "check: N passed, N failed" last and exits non-zero on a failure.
 #
 # Usage: scripts/check.sh [step...]   (default: all steps)
@@ -196,6 +200,29 @@ step_readme() {
 	"$top/scripts/check-readme.py"
 }
 
+step_mutants() {
+	local p k kills bad=0
+	for p in "$top"/tests/mutants/*.patch; do
+		if ! git -C "$top" apply --check "$p"; then
+			echo "mutants: ${p#"$top"/} does not apply"
+			bad=1
+		fi
+		for k in Guard Suite Kills; do
+			sed -n '/^---/q;p' "$p" | grep -q "^$k: ." ||
+				{ echo "mutants: ${p#"$top"/} has no $k:"; bad=1; }
+		done
+		# Guest cases are FIXTURE.TEST: the test's own name is looked up.
+		read -ra kills < <(sed -n 's/^Kills: //p;/^---/q' "$p")
+		for k in "${kills[@]}"; do
+			[ "$k" = REPORT ] && continue
+			(cd "$top" && grep -rqw -- "${k##*.}" drivers/pci/p2pdma/tests \
+				tools/testing/selftests tests/guest backport) ||
+				{ echo "mutants: ${p#"$top"/}: no case $k"; bad=1; }
+		done
+	done
+	return "$bad"
+}
+
 step_shellcheck() {
 	command -v shellcheck >/dev/null || {
 		echo "shellcheck is not installed (run 'make deps')"
@@ -204,7 +231,7 @@ step_shellcheck() {
 	(cd "$top" && shellcheck -x -f gcc "${sh_files[@]}")
 }
 
-steps=(checkpatch build callers kernel_doc abi sphinx shellcheck layers tool judge readme)
+steps=(checkpatch build callers kernel_doc abi sphinx shellcheck layers tool judge readme mutants)
 [ $# -eq 0 ] || steps=("$@")
 for step in "${steps[@]}"; do
 	step=${step//-/_}
