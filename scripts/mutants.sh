@@ -67,7 +67,9 @@ run_kunit() {
 		return 2
 	fi
 	# A mutant may hang the suite (a lost thread): the timeout ends it.
-	seeds=$(sed -n 's/^fuzz_seeds=//p' "$tree/tests/run-all.sh")
+	# make test's seed count (its fuzz_seeds), not the module's default.
+	seeds=$(grep -o -m 1 'p2pdma_fuzz\.seeds=[0-9][0-9]*' "$tree/tests/run-all.sh")
+	[ -n "$seeds" ] || { echo "mutants: no p2pdma_fuzz.seeds= in tests/run-all.sh"; return 2; }
 	(cd "$tree" && CMDLINE_EXTRA="kunit.filter_glob=$suite $seeds" \
 		RUN_NAME=mutant-$m qemu/run.sh -k debug -t none -T 600 -q -- true) \
 		> "$out/$m.run" 2>&1
