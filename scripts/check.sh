@@ -31,9 +31,10 @@
 #   readme      README.md: at most 100 lines, every path and make target
 #               it names exists (scripts/check-readme.py)
 #   mutants     every patch of tests/mutants (both kernels') applies to the
-#               tree, names a guard, a suite and cases to kill, and every
-#               case it names exists in our tests (make test-mutants runs
-#               them; this keeps them from rotting between its runs)
+#               tree, names a guard, a suite and cases to kill, every case
+#               it names exists in our tests, and on each kernel it runs on
+#               one of them is that kernel's (make test-mutants runs them;
+#               this keeps them from rotting between its runs)
 # Prints "check: N passed, N failed" last and exits non-zero on a failure.
 #
 # Usage: scripts/check.sh [step...]   (default: all steps)
@@ -200,8 +201,22 @@ step_readme() {
 	"$top/scripts/check-readme.py"
 }
 
+# mutant_case KERNEL CASE: CASE is one of KERNEL's tests (REPORT: the
+# console's reports, on both). A guest case FIXTURE.TEST by its test's name;
+# 6.12's KUnit cases are the tree's, as the backport renames them.
+mutant_case() {
+	local k=${2##*.} bp=$top/backport/6.12.diff
+	[ "$2" = REPORT ] && return 0
+	if [ "$1" = 6.12 ]; then
+		grep -q -- "^+static void $k(" "$bp" && return 0
+		grep -q -- "^-static void $k(" "$bp" && return 1
+	fi
+	(cd "$top" && grep -rqw -- "$k" drivers/pci/p2pdma/tests \
+		tools/testing/selftests tests/guest)
+}
+
 step_mutants() {
-	local p k kills bad=0
+	local p k kern only kills bad=0
 	for p in "$top"/tests/mutants/*.patch; do
 		if ! git -C "$top" apply --check "$p"; then
 			echo "mutants: ${p#"$top"/} does not apply"
@@ -211,13 +226,20 @@ step_mutants() {
 			sed -n '/^---/q;p' "$p" | grep -q "^$k: ." ||
 				{ echo "mutants: ${p#"$top"/} has no $k:"; bad=1; }
 		done
-		# Guest cases are FIXTURE.TEST: the test's own name is looked up.
+		only=$(sed -n 's/^Kernel: //p;/^---/q' "$p")
 		read -ra kills < <(sed -n 's/^Kills: //p;/^---/q' "$p")
 		for k in "${kills[@]}"; do
-			[ "$k" = REPORT ] && continue
-			(cd "$top" && grep -rqw -- "${k##*.}" drivers/pci/p2pdma/tests \
-				tools/testing/selftests tests/guest backport) ||
+			mutant_case 7.3 "$k" || mutant_case 6.12 "$k" ||
 				{ echo "mutants: ${p#"$top"/}: no case $k"; bad=1; }
+		done
+		# On each kernel it runs on, one of the cases it names must exist.
+		for kern in 6.12 7.3; do
+			[ -z "$only" ] || [ "$only" = "$kern" ] || continue
+			for k in "${kills[@]}"; do
+				mutant_case "$kern" "$k" && continue 2
+			done
+			echo "mutants: ${p#"$top"/}: none of its cases is one of $kern's"
+			bad=1
 		done
 	done
 	return "$bad"
