@@ -80,19 +80,20 @@ drop_lines() {
 # objects of drivers/pci/p2pdma/tests/ that use only the public P2PDMA
 # API and the mm patch, which both trees have. Our tree builds them as
 # they are (scripts/prepare-tree.sh); the in-tree kernel $1 gets that
-# directory alone, their two Kconfig entries (from ours) and the
-# Makefile line that descends into it.
+# directory alone, their two Kconfig entries and the Makefile line that
+# descends into it, all as our tree has them: for 6.12 backported (a
+# link to our own files would give it 7.3's test code).
 hook_tests() {
 	local pci=$1/drivers/pci
 	rm -f "$pci/p2pdma-bench" "$pci/p2pdma-hmm" "$pci/p2pdma-importer"
 	drop_lines "$pci/Makefile" 'p2pdma-(bench|hmm)/'
 	drop_lines "$pci/Kconfig" 'p2pdma-(bench|hmm)/Kconfig'
 	mkdir -p "$pci/p2pdma"
-	ln -sfn "$top/drivers/pci/p2pdma/tests" "$pci/p2pdma/tests"
+	ln -sfn "$shared/drivers/pci/p2pdma/tests" "$pci/p2pdma/tests"
 	rm -f "$pci/Kconfig.p2pdma-tests"
 	awk '/^config PCI_P2PDMA_(BENCH|TEST_HMM)$/ { p = 1; print; next }
 		p && /^(config|menuconfig|endmenu|source|if|endif)( |$)/ { p = 0 }
-		p' "$top/drivers/pci/p2pdma/Kconfig" > "$pci/Kconfig.p2pdma-tests"
+		p' "$shared/drivers/pci/p2pdma/Kconfig" > "$pci/Kconfig.p2pdma-tests"
 	kconfig_source "$pci" Kconfig.p2pdma-tests
 	makefile_line "$pci" 'p2pdma/tests/' "obj-\$(CONFIG_PCI_P2PDMA)	+= p2pdma/tests/"
 }
