@@ -325,7 +325,12 @@ mutate() { # LABEL DIR
 	fi
 	# kunit.py's one-CPU run (tests/run-all.sh starts it beside the boots).
 	local kall
-	kall=$(awk '!/^#/ && $2 ~ /^kunit:/ { n += $3 } END { print n + 0 }' "$top/tests/plan")
+	kall=$(awk -v k="kernel=${KERNEL:-}" '!/^#/ && $2 ~ /^kunit:/ {
+		for (i = 4; i <= NF; i++)
+			if ($i ~ /^kernel=/ && $i != k)
+				next
+		n += $3
+	} END { print n + 0 }' "$top/tests/plan")
 	expect "$label: kunit.py started, nothing reported" "$base" 1 "^not ok [0-9]+ - kunit.py: every case .*: kunit.py exit none" -- \
 		touch kunitpy.expected
 	expect "$label: kunit.py ran every case, with the listed skips" "$base" 0 "^ok [0-9]+ - kunit.py: no skip on one CPU" -- \
