@@ -320,8 +320,9 @@ judge_kcsan() {
 # listed here, and the kernel log must be clean (qemu/scan-console.sh).
 # One CPU cannot run a second thread beside the first (the first three),
 # kunit.py's QEMU has no ivshmem for p2pmem-bar to claim, and 6.12 has no
-# provider of a BAR without pages (the backport's bb_provider_per_bar).
-kunitpy_skips=" publish_races_close_test release_waits_for_readers_test alloc_run_on_other_cpu_not_stranded_test p2pmem_bar_claimed_bar_test bb_provider_per_bar "
+# provider of a BAR without pages (the backport's bb_provider_per_bar) and
+# no folios of PMD order for a dma-buf's mapping (db_mmap_pmd_test).
+kunitpy_skips=" publish_races_close_test release_waits_for_readers_test alloc_run_on_other_cpu_not_stranded_test p2pmem_bar_claimed_bar_test bb_provider_per_bar db_mmap_pmd_test "
 judge_kunitpy() {
 	local dir=$1 rc ran want=0 key name bad="" out
 	[ -e "$dir/kunitpy.expected" ] || return 0

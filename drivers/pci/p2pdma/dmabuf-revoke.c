@@ -155,7 +155,7 @@ static void p2p_dmabuf_give_back(struct p2p_dmabuf *buf)
 {
 	mutex_lock(&p2p_dmabuf_lock);
 	list_del(&buf->node);
-	p2p_pages_take_back(buf->kaddr, buf->size >> PAGE_SHIFT);
+	p2p_folios_take_back(buf->kaddr, buf->size >> PAGE_SHIFT);
 	pci_free_p2pmem(buf->provider, buf->kaddr, buf->size);
 	buf->kaddr = NULL;
 	mutex_unlock(&p2p_dmabuf_lock);
@@ -251,22 +251,32 @@ static void p2p_dmabuf_wait_fence(struct p2p_dmabuf *buf,
 	}
 }
 
+/* The folio of @buf that holds its page @i (p2p_folios_hand_out()). */
+static struct folio *p2p_dmabuf_folio(struct p2p_dmabuf *buf, unsigned long i)
+{
+	return page_folio(virt_to_page(buf->kaddr + (i << PAGE_SHIFT)));
+}
+
 /*
- * Does no page of @buf have a reference beyond the buffer's own
- * (p2p_pages_hand_out())? Another is a user mapping's or a pin's.
+ * Does no folio of @buf have a reference beyond the buffer's own
+ * (p2p_folios_hand_out())? Another is a user mapping's or a pin's. A
+ * folio's count is its head page's: a tail page's own count stays 0.
  */
 static bool p2p_dmabuf_pages_idle(struct p2p_dmabuf *buf)
 {
 	unsigned long i;
+	struct folio *folio;
 
-	for (i = 0; i < buf->size >> PAGE_SHIFT; i++)
-		if (page_ref_count(virt_to_page(buf->kaddr + (i << PAGE_SHIFT))) > 1)
+	for (i = 0; i < buf->size >> PAGE_SHIFT; i += folio_nr_pages(folio)) {
+		folio = p2p_dmabuf_folio(buf, i);
+		if (folio_ref_count(folio) > 1)
 			return false;
+	}
 	return true;
 }
 
 /*
- * Until no page of @buf has a reference beyond the buffer's: the user
+ * Until no folio of @buf has a reference beyond the buffer's: the user
  * mappings are gone (zapped, or with the file), what is left is a pin, by
  * I/O that will end. Polled: nothing wakes us when a page reference is
  * dropped. Only the claimant of @buf calls this: the pages are its own.
@@ -275,15 +285,15 @@ static void p2p_dmabuf_wait_pages(struct p2p_dmabuf *buf, unsigned long start)
 {
 	unsigned long npages = buf->size >> PAGE_SHIFT, i;
 	unsigned long next = jiffies + P2P_DMABUF_FIRST_REPORT;
-	struct page *page;
+	struct folio *folio;
 
-	for (i = 0; i < npages; i++) {
-		page = virt_to_page(buf->kaddr + (i << PAGE_SHIFT));
-		while (page_ref_count(page) > 1) {
+	for (i = 0; i < npages; i += folio_nr_pages(folio)) {
+		folio = p2p_dmabuf_folio(buf, i);
+		while (folio_ref_count(folio) > 1) {
 			if (time_after(jiffies, next)) {
 				pci_warn(buf->provider, "P2PDMA: waits %lu s for %d pins of page %lu of a %s dma-buf of %zu bytes\n",
 					 (jiffies - start) / HZ,
-					 page_ref_count(page) - 1, i,
+					 folio_ref_count(folio) - 1, i,
 					 buf->revoked ? "revoked" : "released",
 					 buf->size);
 				next = jiffies + P2P_DMABUF_REPORT;

@@ -28,8 +28,9 @@
  * dirty memory (p2p_clean(), as for an mmap() of p2pmem/allocate).
  *
  * CPU access: mmap() of the dma-buf maps the same memory into userspace,
- * uncached like p2pmem/allocate, a page (with a page reference) at a
- * time as it faults, and only while the buffer is not revoked; the
+ * uncached like p2pmem/allocate, a page, or 2 MiB where the mapping and
+ * the buffer are both aligned to it, at a time as it faults (with a folio
+ * reference), and only while the buffer is not revoked; the
  * revocation zaps every such mapping, waits for any pin of its pages to
  * go, and a later access gets SIGBUS. There is no vmap:
  * the dma-buf core hands a live vmap's address to later callers without
@@ -37,9 +38,10 @@
  *
  * Locking: the reservation lock orders a fault against a revocation. A
  * fault takes it (under mmap_lock, the order dma_resv_lockdep() primes)
- * and inserts a page only if the buffer is not revoked; the revocation
- * sets revoked under it and zaps the user mappings after dropping it, so
- * every page inserted before is zapped, and none is inserted after.
+ * and inserts a page or a folio only if the buffer is not revoked; the
+ * revocation sets revoked under it and zaps the user mappings after
+ * dropping it, so every page inserted before is zapped, and none is
+ * inserted after.
  */
 
 #define pr_fmt(fmt) "pci-p2pdma: " fmt
@@ -203,35 +205,64 @@ static void p2p_dmabuf_unmap(struct dma_buf_attachment *attach,
 }
 
 /*
- * A user mapping's page, inserted when first touched. The reservation lock
- * orders it against the revocation (dmabuf-revoke.c): see the top of
- * this file.
- * kaddr is stable here: a mapping holds the file, so no release runs, and
- * a revocation gives the memory back only after it set revoked.
+ * A user mapping's page, inserted when first touched, or the folio of
+ * 2 MiB around it (P2P_FOLD_ORDER) when the mm asks for one (@order) and
+ * both the mapping and the buffer have it whole there; otherwise the mm
+ * falls back to a page. The reservation lock orders it against the
+ * revocation (dmabuf-revoke.c): see the top of this file. kaddr and the
+ * folios are stable here: a mapping holds the file, so no release runs,
+ * and a revocation gives the memory back only after it set revoked.
+ * The mapping takes a reference of the folio.
  */
-static vm_fault_t p2p_dmabuf_fault(struct vm_fault *vmf)
+static vm_fault_t p2p_dmabuf_insert(struct vm_fault *vmf, unsigned int order)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct p2p_dmabuf *buf = vma->vm_private_data;
-	struct dma_resv *resv = buf->dmabuf->resv;
+	unsigned long len = PAGE_SIZE << order;
+	unsigned long start = ALIGN_DOWN(vmf->address, len);
+	bool write = vmf->flags & FAULT_FLAG_WRITE;
 	vm_fault_t ret = VM_FAULT_SIGBUS;
-	int err;
+	struct folio *folio;
+	struct page *page;
+	pgoff_t pgoff;
 
-	dma_resv_lock(resv, NULL);
-	if (!buf->revoked && vmf->pgoff < buf->size >> PAGE_SHIFT) {
-		/* The PTE holds a page reference: see p2p_dmabuf_mmap(). */
-		err = vm_insert_page(vma, vmf->address,
-				     virt_to_page(buf->kaddr +
-						  (vmf->pgoff << PAGE_SHIFT)));
-		/* -EBUSY: a racing fault inserted it first. */
-		ret = !err || err == -EBUSY ? VM_FAULT_NOPAGE : vmf_error(err);
-	}
-	dma_resv_unlock(resv);
+	/* The mm asks for a folio wherever the mapping may hold one. */
+	if (order && (order != P2P_FOLD_ORDER || start < vma->vm_start ||
+		      start + len > vma->vm_end))
+		return VM_FAULT_FALLBACK;
+	pgoff = vma->vm_pgoff + ((start - vma->vm_start) >> PAGE_SHIFT);
+	dma_resv_lock(buf->dmabuf->resv, NULL);
+	if (buf->revoked || pgoff + BIT(order) > buf->size >> PAGE_SHIFT)
+		goto out;
+	page = virt_to_page(buf->kaddr + (pgoff << PAGE_SHIFT));
+	folio = page_folio(page);
+	if (!order)
+		ret = vmf_insert_page_mkwrite(vmf, page, write);
+	else if (folio_order(folio) == order && &folio->page == page)
+		ret = vmf_insert_folio_pmd(vmf, folio, write);
+	else
+		ret = VM_FAULT_FALLBACK;
+out:
+	dma_resv_unlock(buf->dmabuf->resv);
 	return ret;
+}
+
+static vm_fault_t p2p_dmabuf_fault(struct vm_fault *vmf)
+{
+	return p2p_dmabuf_insert(vmf, 0);
+}
+
+static vm_fault_t p2p_dmabuf_huge_fault(struct vm_fault *vmf,
+					unsigned int order)
+{
+	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
+		return VM_FAULT_FALLBACK;
+	return p2p_dmabuf_insert(vmf, order);
 }
 
 static const struct vm_operations_struct p2p_dmabuf_vm_ops = {
 	.fault = p2p_dmabuf_fault,
+	.huge_fault = p2p_dmabuf_huge_fault,
 };
 
 /*
@@ -239,16 +270,20 @@ static const struct vm_operations_struct p2p_dmabuf_vm_ops = {
  * Shared mappings only: a private one would copy BAR memory into
  * anonymous pages on a write, which no device sees.
  *
- * The pages are inserted as pages (VM_MIXEDMAP), not as bare PFNs: each
- * PTE holds a page reference, a forked child's copy takes its own, and
- * the revocation waits for every reference to go. VFIO type1, which pins
- * a VM_PFNMAP mapping's PFNs without a reference, cannot take them. A
- * page may be pinned by GUP with FOLL_PCI_P2PDMA only (block O_DIRECT:
- * short-term), by GUP-fast and through the VMA alike, so that what a user
- * gets does not depend on CONFIG_SECRETMEM (which makes GUP-fast leave
- * these pages to the slow path); the revocation and the release wait for
- * such a pin. Every other GUP (long-term pins of RDMA, io_uring, VFIO)
- * gets -EREMOTEIO.
+ * The memory is mapped as pages and folios, not as bare PFNs (neither
+ * VM_PFNMAP nor VM_MIXEDMAP): each PTE or PMD holds a folio reference,
+ * and the revocation waits for every reference to go. VFIO type1, which
+ * pins a VM_PFNMAP mapping's PFNs without a reference, cannot take them.
+ * Without VM_MIXEDMAP the mm treats a PMD as a folio's (it splits and
+ * zaps it with the folio's reference and rmap), and a forked child faults
+ * its pages in from the buffer as the parent did. VM_HUGEPAGE: 2 MiB at a
+ * time under THP "madvise" too, as device-dax does. A page may be
+ * pinned by GUP with FOLL_PCI_P2PDMA only (block O_DIRECT: short-term),
+ * by GUP-fast and through the VMA alike, so that what a user gets does
+ * not depend on CONFIG_SECRETMEM (which makes GUP-fast leave these pages
+ * to the slow path); the revocation and the release wait for such a pin.
+ * Every other GUP (long-term pins of RDMA, io_uring, VFIO) gets
+ * -EREMOTEIO.
  */
 static int p2p_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 {
@@ -262,7 +297,7 @@ static int p2p_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 	/* Only fails early: the fault checks under the lock. */
 	if (READ_ONCE(buf->revoked))
 		return -ENODEV;
-	vm_flags_set(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_set(vma, VM_HUGEPAGE | VM_DONTEXPAND | VM_DONTDUMP);
 	/* As p2pmem/allocate and the kernel's mapping of the BAR: uncached. */
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	vma->vm_ops = &p2p_dmabuf_vm_ops;
@@ -318,10 +353,10 @@ static void *p2p_dmabuf_alloc(struct pci_dev *provider, size_t size)
 		/* What earlier munmap()s returned is in the pool for first-fit. */
 		p2p_runs_flush(p2p);
 	}
-	kaddr = p2p_alloc(provider, size, 1, false);
-	/* The buffer's own reference of each page, until it frees them. */
+	kaddr = p2p_alloc_folded(provider, size);
+	/* The buffer's own reference of each folio, until it frees them. */
 	if (kaddr)
-		p2p_pages_hand_out(kaddr, size >> PAGE_SHIFT);
+		p2p_folios_hand_out(kaddr, size >> PAGE_SHIFT);
 	return kaddr;
 }
 
@@ -382,9 +417,12 @@ static int p2p_dmabuf_clear(void *kaddr, size_t size)
  * API's error otherwise (-EREMOTEIO if the route was refused since the attach).
  *
  * CPU access: mmap() of the dma-buf (MAP_SHARED only, else -EINVAL) maps
- * the memory uncached (VM_MIXEDMAP: each PTE holds a page reference;
- * GUP pins a page only with FOLL_PCI_P2PDMA, as block O_DIRECT asks,
- * otherwise -EREMOTEIO), a page at a time as it faults;
+ * the memory uncached (each PTE or PMD holds a folio reference; GUP pins
+ * a page only with FOLL_PCI_P2PDMA, as block O_DIRECT asks, otherwise
+ * -EREMOTEIO), a page at a time as it faults, or 2 MiB at a time (one
+ * PMD) where the user address and the buffer's memory are both 2 MiB
+ * aligned and transparent huge pages are not disabled: a buffer of 2 MiB
+ * or more is allocated aligned where the pool has such a run free;
  * after the revocation every user mapping is zapped (a forked child's
  * too), a later access gets SIGBUS and a new mmap() fails with -ENODEV.
  * dma_buf_vmap() fails with -EINVAL: a kernel mapping handed out by the
@@ -457,7 +495,7 @@ struct dma_buf *pci_p2pmem_export(struct pci_dev *provider, size_t size,
 		return dmabuf;
 	ret = PTR_ERR(dmabuf);
 out_free:
-	p2p_pages_take_back(buf->kaddr, size >> PAGE_SHIFT);
+	p2p_folios_take_back(buf->kaddr, size >> PAGE_SHIFT);
 	pci_free_p2pmem(provider, buf->kaddr, size);
 	buf->kaddr = NULL;
 out_put:

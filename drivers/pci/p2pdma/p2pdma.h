@@ -276,8 +276,17 @@ bool p2p_cache_drain(struct pci_p2pdma *p2p);
 size_t p2p_available(struct pci_p2pdma *p2p);
 void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 		bool cached);
+void *p2p_alloc_folded(struct pci_dev *pdev, size_t size);
 void p2p_pages_hand_out(void *kaddr, unsigned long npages);
 void p2p_pages_take_back(void *kaddr, unsigned long npages);
+/*
+ * The order of the folios a holder that keeps its pages (a dma-buf) gets
+ * its memory in where the memory is aligned to it: PMD order, so that a
+ * user mapping maps 2 MiB at a time (vmf_insert_folio_pmd()).
+ */
+#define P2P_FOLD_ORDER	PMD_ORDER
+void p2p_folios_hand_out(void *kaddr, unsigned long npages);
+void p2p_folios_take_back(void *kaddr, unsigned long npages);
 
 /*
  * An exported buffer (dmabuf.c), listed while it holds memory

@@ -16,7 +16,9 @@
 #include <kunit/static_stub.h>
 #include <linux/bitmap.h>
 #include <linux/genalloc.h>
+#include <linux/memremap.h>
 #include <linux/mm.h>
+#include <linux/pagemap.h>
 #include <linux/percpu-refcount.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
@@ -247,10 +249,18 @@ size_t p2p_available(struct pci_p2pdma *p2p)
 	return min(avail, gen_pool_size(p2p->pool));
 }
 
+/* What p2p_algo_fit() looks for in a provider's pool. */
+struct p2p_fit {
+	struct pci_p2pdma *p2p;
+	unsigned int order;	/* the run starts on a PFN aligned to this */
+	bool clean;		/* every page of the run is clean */
+};
+
 /*
- * genalloc algorithm for mmap(): the first free run of @nr pages that are
- * all clean (@data is the provider). Only a preference: p2p_clean() looks
- * at the bits again once the pages are held.
+ * genalloc algorithm for mmap() and exports: the first free run of @nr
+ * pages that starts on a PFN aligned to 2^@data->order pages and, if
+ * @data->clean, has only clean pages. Only a preference: p2p_clean() looks
+ * at the dirty bits again once the pages are held.
  *
  * Both bitmaps change under it, and reading them racily is the design:
  * genalloc's @map is lockless (gen_pool_alloc_algo_owner() claims the run
@@ -259,21 +269,25 @@ size_t p2p_available(struct pci_p2pdma *p2p)
  * clean while we look. A stale word costs at most a worse choice, hence
  * data_race().
  */
-static unsigned long p2p_algo_clean(unsigned long *map, unsigned long size,
-				    unsigned long start, unsigned int nr,
-				    void *data, struct gen_pool *pool,
-				    unsigned long start_addr)
+static unsigned long p2p_algo_fit(unsigned long *map, unsigned long size,
+				  unsigned long start, unsigned int nr,
+				  void *data, struct gen_pool *pool,
+				  unsigned long start_addr)
 {
-	struct p2p_region *region = p2p_region_of(data, start_addr);
-	unsigned long i = start, d;
+	const struct p2p_fit *fit = data;
+	struct p2p_region *region = p2p_region_of(fit->p2p, start_addr);
+	unsigned long mask = BIT(fit->order) - 1, i = start, d;
+	/* Bit 0 of the range is its first page, at any PFN. */
+	unsigned long off = page_to_pfn(virt_to_page((void *)start_addr)) & mask;
 
 	if (!region || region->kaddr != start_addr)
 		return size;
 	for (;;) {
 		/* Racy by design: genalloc claims the run with cmpxchg. */
-		i = data_race(bitmap_find_next_zero_area(map, size, i, nr, 0));
-		if (i >= size)
-			return size;
+		i = data_race(bitmap_find_next_zero_area_off(map, size, i, nr,
+							     mask, off));
+		if (i >= size || !fit->clean)
+			return i >= size ? size : i;
 		/* Racy by design: the dirty bits only steer the choice. */
 		d = data_race(find_next_bit(region->dirty, i + nr, i));
 		if (d >= i + nr)
@@ -283,13 +297,26 @@ static unsigned long p2p_algo_clean(unsigned long *map, unsigned long size,
 	}
 }
 
+/* Take @size bytes of the pool as @fit says, or 0; *@region: its range. */
+static unsigned long p2p_pool_fit(struct pci_p2pdma *p2p, size_t size,
+				  unsigned int order, bool clean,
+				  struct p2p_region **region)
+{
+	struct p2p_fit fit = { .p2p = p2p, .order = order, .clean = clean };
+
+	return gen_pool_alloc_algo_owner(p2p->pool, size, p2p_algo_fit, &fit,
+					 (void **)region);
+}
+
 /*
  * Allocate @size bytes and one pgmap reference for each of @refs users.
  * Kernel users (@cached) are served first from this CPU's cache; mmap()
- * takes memory from the pool, clean memory first if a run is long enough.
+ * takes memory from the pool, clean memory first if a run is long enough;
+ * an export that folds its memory (@order > 0) first looks for a run
+ * aligned to 2^@order pages, clean then any.
  */
-void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
-		bool cached)
+static void *__p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
+			 bool cached, unsigned int order)
 {
 	int class = cached ? p2p_cache_class(size) : -1;
 	struct p2p_region *region;
@@ -308,8 +335,11 @@ void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 		if (addr)
 			region = p2p_region_of(p2p, addr);
 	} else if (!cached) {
-		addr = gen_pool_alloc_algo_owner(p2p->pool, size, p2p_algo_clean,
-						 p2p, (void **)&region);
+		if (order)
+			addr = p2p_pool_fit(p2p, size, order, true, &region) ?:
+			       p2p_pool_fit(p2p, size, order, false, &region);
+		if (!addr)
+			addr = p2p_pool_fit(p2p, size, 0, true, &region);
 	}
 	if (!addr) {
 		addr = gen_pool_alloc_owner(p2p->pool, size, (void **)&region);
@@ -332,6 +362,26 @@ void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 	if (refs > 1)
 		percpu_ref_get_many(&region->pgmap.ref, refs - 1);
 	return (void *)addr;
+}
+
+void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
+		bool cached)
+{
+	return __p2p_alloc(pdev, size, refs, cached, 0);
+}
+
+/*
+ * Memory for a holder that keeps its pages until it frees them and folds
+ * them with p2p_folios_hand_out() (a dma-buf): from the pool, aligned to
+ * P2P_FOLD_ORDER where a run of that size is free, with one pgmap
+ * reference.
+ */
+void *p2p_alloc_folded(struct pci_dev *pdev, size_t size)
+{
+	unsigned int order = size >> PAGE_SHIFT >= BIT(P2P_FOLD_ORDER) ?
+			     P2P_FOLD_ORDER : 0;
+
+	return __p2p_alloc(pdev, size, 1, false, order);
 }
 
 /*
@@ -367,6 +417,79 @@ void p2p_pages_take_back(void *kaddr, unsigned long npages)
 		page = virt_to_page(kaddr + (i << PAGE_SHIFT));
 		VM_WARN_ON_ONCE_PAGE(page_ref_count(page) != 1, page);
 		set_page_count(page, 0);
+	}
+}
+
+/*
+ * Hand out @npages pages at @kaddr to a holder that keeps them until it
+ * frees them (a dma-buf: nothing but the holder's p2p_folios_take_back()
+ * returns them). Each run of 2^P2P_FOLD_ORDER pages whose first PFN is
+ * aligned to it becomes one folio of that order (zone_device_folio_init(),
+ * as drivers of device-private memory make their large folios), which a
+ * user mapping maps with one PMD; the other pages stay order-0 folios.
+ * Each folio gets one reference, the holder's, as p2p_pages_hand_out()
+ * gives each page. The init takes a pgmap reference per page, given back
+ * at once: the holder has its own (p2p_alloc_folded()).
+ */
+void p2p_folios_hand_out(void *kaddr, unsigned long npages)
+{
+	unsigned long n = BIT(P2P_FOLD_ORDER), i = 0;
+	struct dev_pagemap *pgmap;
+	struct page *page;
+
+	while (i < npages) {
+		page = virt_to_page(kaddr + (i << PAGE_SHIFT));
+		if (!P2P_FOLD_ORDER || npages - i < n ||
+		    !IS_ALIGNED(page_to_pfn(page), n)) {
+			p2p_pages_hand_out(page_to_virt(page), 1);
+			i++;
+			continue;
+		}
+		pgmap = &p2p_page_region(page)->pgmap;
+		zone_device_folio_init(page_folio(page), pgmap, P2P_FOLD_ORDER);
+		/* The init locks it, for device-private migration. */
+		folio_unlock(page_folio(page));
+		percpu_ref_put_many(&pgmap->ref, n);
+		i += n;
+	}
+}
+
+/*
+ * The holder's reference of each folio of @npages pages at @kaddr is the
+ * last: they go back to the pool, as order-0 pages without a reference
+ * (what every other user of the pool expects). A folio of a higher order
+ * is taken apart page by page the way the mm resets a device page of an
+ * earlier large folio (zone_device_page_init() at order 0, which clears
+ * the head and order bits and the compound head), and each page's
+ * reference and pgmap reference that the reset takes are dropped.
+ */
+void p2p_folios_take_back(void *kaddr, unsigned long npages)
+{
+	unsigned long i = 0, j, n;
+	struct dev_pagemap *pgmap;
+	struct folio *folio;
+	struct page *page;
+
+	while (i < npages) {
+		page = virt_to_page(kaddr + (i << PAGE_SHIFT));
+		folio = page_folio(page);
+		n = folio_nr_pages(folio);
+		if (n == 1) {
+			p2p_pages_take_back(page_to_virt(page), 1);
+			i++;
+			continue;
+		}
+		VM_WARN_ON_ONCE_FOLIO(folio_ref_count(folio) != 1, folio);
+		VM_WARN_ON_ONCE_FOLIO(folio_mapped(folio), folio);
+		pgmap = &p2p_page_region(page)->pgmap;
+		folio_set_count(folio, 0);
+		for (j = 0; j < n; j++) {
+			zone_device_page_init(page + j, pgmap, 0);
+			unlock_page(page + j);
+			set_page_count(page + j, 0);
+		}
+		percpu_ref_put_many(&pgmap->ref, n);
+		i += n;
 	}
 }
 

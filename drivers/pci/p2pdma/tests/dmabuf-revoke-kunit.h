@@ -403,8 +403,7 @@ static unsigned long db_mmap_fault(struct kunit *test, struct page **page)
 	mmap_read_unlock(current->mm);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	/* Pages with references, not bare PFNs: VFIO cannot take those. */
-	KUNIT_EXPECT_TRUE(test, flags & VM_MIXEDMAP);
-	KUNIT_EXPECT_FALSE(test, flags & VM_PFNMAP);
+	KUNIT_EXPECT_FALSE(test, flags & (VM_PFNMAP | VM_IO));
 	return uaddr;
 }
 
@@ -462,6 +461,122 @@ static void db_mmap_page_refs_test(struct kunit *test)
 	ret = fixup_user_fault(current->mm, uaddr, 0, NULL);
 	mmap_read_unlock(current->mm);
 	KUNIT_EXPECT_EQ(test, ret, -EFAULT);
+}
+
+/* A fault at @uaddr of the case's own mm, without touching the page. */
+static int db_fault(unsigned long uaddr, unsigned int flags)
+{
+	int ret;
+
+	mmap_read_lock(current->mm);
+	ret = fixup_user_fault(current->mm, uaddr, flags, NULL);
+	mmap_read_unlock(current->mm);
+	return ret;
+}
+
+/* A user address of the case's own mm aligned to 2 MiB, free in a new mm. */
+#define DB_PMD_UADDR	SZ_1G
+
+/*
+ * A buffer of 2 MiB or more is allocated aligned to P2P_FOLD_ORDER and
+ * handed out in folios of that order; a fault of a mapping aligned to
+ * them maps a whole folio with one PMD (one folio reference, one entire
+ * mapping), which GUP pins with FOLL_PCI_P2PDMA only; at an offset in the
+ * buffer that is not aligned, a page at a time. Unmapping one page
+ * of it splits the mapping: the PMD goes with its reference (the mm
+ * drops it for a folio's PMD, not for a VM_MIXEDMAP one), and the pages
+ * fault in one at a time. The revocation gives the memory back as
+ * order-0 pages without references, as the pool hands them out.
+ */
+static void db_mmap_pmd_test(struct kunit *test)
+{
+	unsigned long uaddr, other, i, len = 2 * SZ_2M, bad = 0;
+	struct db_case *c = test->priv;
+	struct folio *folio, *first;
+	struct page *head, *pinned;
+	void *kaddr;
+	int ret;
+
+	if (!P2P_FOLD_ORDER || !IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
+		kunit_skip(test, "no folios of PMD order here");
+	c->dmabuf = pci_p2pmem_export(db_p->pdev, len, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, c->dmabuf);
+	kaddr = db_kaddr(test, c->dmabuf);
+	KUNIT_EXPECT_TRUE(test, IS_ALIGNED(page_to_pfn(virt_to_page(kaddr)),
+					   BIT(P2P_FOLD_ORDER)));
+	head = virt_to_page(kaddr + SZ_2M);
+	folio = page_folio(head);
+	KUNIT_ASSERT_EQ(test, folio_order(folio), P2P_FOLD_ORDER);
+	KUNIT_EXPECT_PTR_EQ(test, &folio->page, head);
+	KUNIT_EXPECT_EQ(test, folio_ref_count(folio), 1);
+
+	uaddr = kunit_vm_mmap(test, c->dmabuf->file, DB_PMD_UADDR, len,
+			      PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, 0);
+	KUNIT_ASSERT_EQ(test, uaddr, DB_PMD_UADDR);
+	KUNIT_ASSERT_EQ(test, db_fault(uaddr + SZ_2M + PAGE_SIZE,
+				       FAULT_FLAG_WRITE), 0);
+	KUNIT_EXPECT_EQ(test, folio_ref_count(folio), 2);
+	KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio), 1);
+	/* The first 2 MiB are not mapped. */
+	KUNIT_EXPECT_EQ(test, folio_ref_count(page_folio(virt_to_page(kaddr))), 1);
+
+	ret = pin_user_pages_fast(uaddr + SZ_2M + PAGE_SIZE, 1,
+				  FOLL_WRITE | FOLL_LONGTERM, &pinned);
+	if (ret > 0)
+		unpin_user_pages(&pinned, ret);
+	KUNIT_EXPECT_EQ(test, ret, -EREMOTEIO);
+	ret = pin_user_pages_fast(uaddr + SZ_2M + PAGE_SIZE, 1,
+				  FOLL_WRITE | FOLL_PCI_P2PDMA, &pinned);
+	KUNIT_EXPECT_EQ(test, ret, 1);
+	if (ret > 0) {
+		KUNIT_EXPECT_PTR_EQ(test, pinned, head + 1);
+		KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(folio));
+		unpin_user_pages(&pinned, ret);
+	}
+	KUNIT_EXPECT_EQ(test, folio_ref_count(folio), 2);
+
+	/*
+	 * An aligned address at an offset in the buffer that is not: no
+	 * PMD fits, the page at the offset is mapped alone.
+	 */
+	first = page_folio(virt_to_page(kaddr));
+	other = kunit_vm_mmap(test, c->dmabuf->file, DB_PMD_UADDR + 2 * len,
+			      SZ_2M, PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_FIXED, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, other, DB_PMD_UADDR + 2 * len);
+	KUNIT_EXPECT_EQ(test, db_fault(other, FAULT_FLAG_WRITE), 0);
+	KUNIT_EXPECT_EQ(test, folio_ref_count(first), 2);
+	KUNIT_EXPECT_EQ(test, folio_entire_mapcount(first), 0);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(first), 1);
+	ret = pin_user_pages_fast(other, 1, FOLL_PCI_P2PDMA, &pinned);
+	KUNIT_EXPECT_EQ(test, ret, 1);
+	if (ret > 0) {
+		KUNIT_EXPECT_PTR_EQ(test, pinned, virt_to_page(kaddr) + 1);
+		unpin_user_pages(&pinned, ret);
+	}
+	KUNIT_EXPECT_EQ(test, vm_munmap(other, SZ_2M), 0);
+	KUNIT_EXPECT_EQ(test, folio_ref_count(first), 1);
+
+	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr + SZ_2M + 5 * PAGE_SIZE,
+					PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, folio_ref_count(folio), 1);
+	KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio), 0);
+	KUNIT_EXPECT_EQ(test, db_fault(uaddr + SZ_2M + PAGE_SIZE,
+				       FAULT_FLAG_WRITE), 0);
+	KUNIT_EXPECT_EQ(test, folio_ref_count(folio), 2);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(folio), 1);
+	KUNIT_EXPECT_EQ(test, folio_entire_mapcount(folio), 0);
+
+	p2p_provider_close(db_p->pdev);
+	KUNIT_EXPECT_EQ(test, p2p_available(db_p2p()), DB_SIZE);
+	for (i = 0; i < len >> PAGE_SHIFT; i++) {
+		struct page *page = virt_to_page(kaddr + (i << PAGE_SHIFT));
+
+		bad += page_ref_count(page) || page_folio(page) != (void *)page ||
+		       PageHead(page);
+	}
+	KUNIT_EXPECT_EQ(test, bad, 0);
+	KUNIT_EXPECT_EQ(test, db_fault(uaddr + SZ_2M + PAGE_SIZE, 0), -EFAULT);
 }
 
 /*
@@ -739,6 +854,7 @@ static struct kunit_case p2pdma_dmabuf_revoke_cases[] = {
 	KUNIT_CASE(db_release_during_revoke_test),
 	KUNIT_CASE(db_other_provider_not_stalled_test),
 	KUNIT_CASE(db_mmap_page_refs_test),
+	KUNIT_CASE(db_mmap_pmd_test),
 	KUNIT_CASE(db_revoke_waits_for_page_ref_test),
 	KUNIT_CASE(db_revoke_dentry_only_test),
 	KUNIT_CASE(db_release_during_fence_wait_test),
