@@ -238,7 +238,8 @@ static vm_fault_t p2p_dmabuf_insert(struct vm_fault *vmf, unsigned int order)
 	folio = page_folio(page);
 	if (!order)
 		ret = vmf_insert_page_mkwrite(vmf, page, write);
-	else if (folio_order(folio) == order && &folio->page == page)
+	else if (IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) &&
+		 folio_order(folio) == order && &folio->page == page)
 		ret = vmf_insert_folio_pmd(vmf, folio, write);
 	else
 		ret = VM_FAULT_FALLBACK;
@@ -252,11 +253,10 @@ static vm_fault_t p2p_dmabuf_fault(struct vm_fault *vmf)
 	return p2p_dmabuf_insert(vmf, 0);
 }
 
+/* Only with transparent huge pages: the insert's call is compiled out. */
 static vm_fault_t p2p_dmabuf_huge_fault(struct vm_fault *vmf,
 					unsigned int order)
 {
-	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
-		return VM_FAULT_FALLBACK;
 	return p2p_dmabuf_insert(vmf, order);
 }
 

@@ -282,9 +282,11 @@ void p2p_pages_take_back(void *kaddr, unsigned long npages);
 /*
  * The order of the folios a holder that keeps its pages (a dma-buf) gets
  * its memory in where the memory is aligned to it: PMD order, so that a
- * user mapping maps 2 MiB at a time (vmf_insert_folio_pmd()).
+ * user mapping maps 2 MiB at a time (vmf_insert_folio_pmd()); 0 (a page
+ * at a time) without transparent huge pages, which nothing would map.
  */
-#define P2P_FOLD_ORDER	PMD_ORDER
+#define P2P_FOLD_ORDER	\
+	(IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) ? PMD_ORDER : 0)
 void p2p_folios_hand_out(void *kaddr, unsigned long npages);
 void p2p_folios_take_back(void *kaddr, unsigned long npages);
 
