@@ -106,7 +106,7 @@ STAGES = [
     ('route', [f'{CORE}/route.c'], [], [], []),
     ('pool', [f'{CORE}/pool.c', f'{CORE}/clear.c'], [], [], []),
     ('provider', [f'{CORE}/provider.c'], [], [], []),
-    ('sysfs', [f'{CORE}/sysfs.c'], [], [], []),
+    ('sysfs', [f'{CORE}/mmap.c', f'{CORE}/sysfs.c'], [], [], []),
     ('configfs', [f'{CORE}/configfs.c'], [], [], []),
     ('debugfs', [f'{CORE}/debugfs.c'], [], [], []),
     ('build', [f'{CORE}/Makefile', 'include/linux/pci-p2pdma.h'],

@@ -15,7 +15,8 @@
  *  pool.c         the genalloc pool, the per-CPU cache, the allocation API
  *  clear.c        which pages may hold data (dirty), and their verified
  *                 clearing: the only writes to device memory
- *  sysfs.c        /sys/bus/pci/devices/.../p2pmem/ and the allocate mmap
+ *  sysfs.c        /sys/bus/pci/devices/.../p2pmem/
+ *  mmap.c         the mmap of p2pmem/allocate: its memory, faults, revocation
  *  configfs.c     the helpers for nvmet's configfs "p2pmem" attribute
  *  debugfs.c      /sys/kernel/debug/p2pdma/routes
  *  dmabuf.c       P2P memory exported as a dma-buf
@@ -27,8 +28,10 @@
  * Which file may call which: a file calls only files below it, so no two
  * files call each other, directly or around a circle (make check's
  * "layers" step, scripts/check-layers.py, fails on one):
- *  chardev.c, configfs.c, debugfs.c, sysfs.c
- *  provider.c          calls route.c, dmabuf-revoke.c, pool.c
+ *  chardev.c, configfs.c, debugfs.c
+ *  sysfs.c             calls mmap.c
+ *  provider.c          calls route.c, mmap.c, dmabuf-revoke.c, pool.c
+ *  mmap.c              calls pool.c, clear.c
  *  dmabuf.c            calls dmabuf-revoke.c, pool.c, clear.c
  *  dmabuf-revoke.c     calls pool.c
  *  pool.c              calls clear.c
@@ -279,6 +282,7 @@ void *p2p_alloc(struct pci_dev *pdev, size_t size, unsigned long refs,
 void *p2p_alloc_folded(struct pci_dev *pdev, size_t size);
 void p2p_pages_hand_out(void *kaddr, unsigned long npages);
 void p2p_pages_take_back(void *kaddr, unsigned long npages);
+void p2p_free_untouched(void *kaddr, unsigned long npages);
 /*
  * The order of the folios a holder that keeps its pages (a dma-buf) gets
  * its memory in where the memory is aligned to it: PMD order, so that a
@@ -341,18 +345,15 @@ static inline void p2p_dmabuf_revoke(struct pci_dev *pdev)
 
 /* sysfs.c */
 extern const struct attribute_group p2pmem_group;
+
+/* mmap.c */
 /*
- * Pages cleared at a time (p2p_clean_batch()), and inserted at a time by
- * an mmap() of "allocate": 2 MiB.
+ * Pages cleared at a time (p2p_clean_batch()), and mapped at a time by a
+ * fault of an mmap() of "allocate": 2 MiB.
  */
 #define P2P_MAP_BATCH	(SZ_2M / PAGE_SIZE)
-/* The check an mmap() of "allocate" runs on its way back to userspace. */
-struct p2p_mmap_check {
-	struct callback_head work;
-	struct pci_dev *pdev;
-	struct file *file;
-	struct percpu_ref *ref;	/* holds off the unbind until the check */
-};
+int p2p_mapping_mmap(struct pci_dev *pdev, struct vm_area_struct *vma);
+void p2p_mappings_revoke(struct pci_dev *pdev);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Reached only by the KUnit suites (VISIBLE_IF_KUNIT). */

@@ -388,7 +388,7 @@ void *p2p_alloc_folded(struct pci_dev *pdev, size_t size)
  * A page free in the pool has no reference: the mm calls folio_free
  * (p2p_page_free()) when the last one goes and leaves the count at zero.
  * Whoever gives pages of the pool to the mm (an mmap() of allocate in
- * sysfs.c, a dma-buf in dmabuf.c) first gives each one a reference of its
+ * mmap.c, a dma-buf in dmabuf.c) first gives each one a reference of its
  * own: vm_insert_pages() refuses a page without one (-EINVAL, a spurious
  * SIGBUS). Dropped with put_page() once the page is mapped, it leaves the
  * mapping's as the last, and the page comes back through folio_free;
@@ -418,6 +418,23 @@ void p2p_pages_take_back(void *kaddr, unsigned long npages)
 		VM_WARN_ON_ONCE_PAGE(page_ref_count(page) != 1, page);
 		set_page_count(page, 0);
 	}
+}
+
+/*
+ * Give back @npages pages at @kaddr, of one allocation, that nobody but
+ * their holder reached since p2p_alloc() (an mmap()'s pages that were
+ * never faulted in): their dirty bits are still right, so they go to the
+ * pool as they are, and the pgmap reference each held is dropped.
+ */
+void p2p_free_untouched(void *kaddr, unsigned long npages)
+{
+	struct p2p_region *region = p2p_page_region(virt_to_page(kaddr));
+	struct pci_p2pdma *p2p;
+
+	/* The provider state outlives every allocation: see p2p_page_free(). */
+	p2p = rcu_dereference_protected(region->provider->p2pdma, 1);
+	p2p_pool_put(p2p, (unsigned long)kaddr, npages << PAGE_SHIFT);
+	percpu_ref_put_many(&region->pgmap.ref, npages);
 }
 
 /*

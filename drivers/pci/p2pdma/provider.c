@@ -102,9 +102,9 @@ static void p2p_close_finish(struct pci_dev *pdev, struct pci_p2pdma *p2p)
 
 /*
  * First devres action of an unbind (registered after each range, so it
- * runs before any range is unmapped): stop handing out memory, and revoke
- * userspace mappings by removing the sysfs group, which makes kernfs unmap
- * every mmap of "allocate", and revoke exported dma-bufs. In-kernel users
+ * runs before any range is unmapped): stop handing out memory, remove the
+ * sysfs group (kernfs waits for an mmap() of "allocate" in progress), and
+ * revoke every mapping of "allocate" and every exported dma-buf. In-kernel users
  * are then waited for by memunmap_pages() through the pgmap references
  * they hold.
  */
@@ -122,6 +122,8 @@ VISIBLE_IF_KUNIT void p2p_provider_close(void *data)
 	 */
 	synchronize_rcu();
 	p2p_close_finish(pdev, p2p);
+	/* No mmap() of allocate runs now: revoke those that were made. */
+	p2p_mappings_revoke(pdev);
 	/*
 	 * Exported dma-bufs: importers are told to unmap and the memory goes
 	 * back to the pool, without waiting for the dma-bufs' release.

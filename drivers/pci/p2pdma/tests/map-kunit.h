@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * mmap() suite: the loop of an mmap() of p2pmem/allocate that clears P2P
- * memory and inserts it into the mapping (p2p_map_pages()), run on the
+ * mmap() suite: the mapping of p2pmem/allocate (mmap.c), run on the
  * ZONE_DEVICE pages that pci_p2pdma_add_resource() gives a fake
- * provider's BAR and on a shared mapping of the test's own
- * (kunit_vm_mmap()). The BAR's CPU range is address space above 4 GiB
- * that the suite reserves and that nothing backs: a static stub stands in
- * for the clearing (p2p_clean()), so nothing reads or writes it; pages
- * are inserted and unmapped, never touched. Then the check that revokes
- * a mapping an unbind could not see (p2p_mmap_check_fn()), on a shared
- * mapping of a shmem file. Last, P's unbind beside the page_free callback
- * of a page userspace let go. Included at the end of sysfs.c.
+ * provider's BAR, through vm_mmap() of a file of the suite's own whose
+ * mmap is allocate's (p2p_mapping_mmap()). The BAR's CPU range is address
+ * space above 4 GiB that the suite reserves and that nothing backs: a
+ * static stub stands in for the clearing (p2p_clean()), so nothing reads
+ * or writes it; pages are faulted in (fixup_user_fault()), pinned and
+ * unmapped, never touched. Last, P's unbind beside the page_free callback
+ * of a page userspace let go. Included at the end of mmap.c.
  *
  *   7e57:00 (Intel 0x2020), window CPU = bus mp_fp->window
  *     root port - P (BAR 0: 64-bit, MP_BAR_SIZE, all of it registered)
@@ -97,54 +95,80 @@ static void mp_exit(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, p2p_available(mp_p2p()), MP_BAR_SIZE);
 }
 
-/*
- * A fresh shared mapping of @len bytes in the test's own mm, P2P memory
- * for it (one pgmap reference per page, as mmap() takes them) and the
- * mapping's VMA; the caller holds mmap_lock for write when it inserts.
- */
-static struct vm_area_struct *mp_setup(struct kunit *test, size_t len,
-				       unsigned long *uaddr, void **kaddr)
+/* The suite's stand-in for p2pmem/allocate: its mmap is allocate's. */
+static int mp_file_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct vm_area_struct *vma;
+	return p2p_mapping_mmap(mp_p->pdev, vma);
+}
 
-	*uaddr = kunit_vm_mmap(test, NULL, 0, len, PROT_READ | PROT_WRITE,
-			       MAP_SHARED | MAP_ANONYMOUS, 0);
-	KUNIT_ASSERT_FALSE_MSG(test, !*uaddr || IS_ERR_VALUE(*uaddr),
-			       "kunit_vm_mmap: %ld", (long)*uaddr);
-	/* As mmap() allocates: what earlier cases unmapped is in the pool. */
-	p2p_runs_flush(mp_p2p());
-	*kaddr = p2p_alloc(mp_p->pdev, len, len >> PAGE_SHIFT, false);
-	KUNIT_ASSERT_NOT_NULL(test, *kaddr);
-	mmap_read_lock(current->mm);
-	vma = vma_lookup(current->mm, *uaddr);
-	mmap_read_unlock(current->mm);
-	KUNIT_ASSERT_NOT_NULL(test, vma);
-	return vma;
+static const struct file_operations mp_fops = {
+	.owner = THIS_MODULE,
+	.mmap = mp_file_mmap,
+};
+
+static void mp_fput(void *file)
+{
+	fput(file);
+}
+
+static struct file *mp_file(struct kunit *test)
+{
+	struct file *file;
+
+	file = anon_inode_getfile("p2pdma-kunit", &mp_fops, NULL, O_RDWR);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mp_fput, file), 0);
+	return file;
 }
 
 /*
- * Run p2p_map_pages() as mmap() does, with mmap_lock held for write; the
- * pages it did not insert go back to the pool the way mmap()'s error path
- * returns them.
+ * An mmap() of allocate, @len bytes long, in the case's own mm: the user
+ * address, and the mapping in *@map.
  */
-static int mp_map(struct vm_area_struct *vma, void *kaddr, size_t len,
-		  unsigned long *done)
+static unsigned long mp_mmap(struct kunit *test, size_t len,
+			     struct p2p_mapping **map)
 {
-	unsigned long i;
+	struct vm_area_struct *vma;
+	unsigned long uaddr;
+
+	uaddr = kunit_vm_mmap(test, mp_file(test), 0, len,
+			      PROT_READ | PROT_WRITE, MAP_SHARED, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, !uaddr || IS_ERR_VALUE(uaddr),
+			       "kunit_vm_mmap: %ld", (long)uaddr);
+	mmap_read_lock(current->mm);
+	vma = vma_lookup(current->mm, uaddr);
+	*map = vma ? vma->vm_private_data : NULL;
+	mmap_read_unlock(current->mm);
+	KUNIT_ASSERT_NOT_NULL(test, *map);
+	return uaddr;
+}
+
+/* Fault the page at @uaddr in as a user access would: 0 or -EFAULT. */
+static int mp_fault(unsigned long uaddr, unsigned int flags)
+{
 	int ret;
 
-	mmap_write_lock(current->mm);
-	ret = p2p_map_pages(vma, kaddr, len >> PAGE_SHIFT, done);
-	mmap_write_unlock(current->mm);
-	for (i = *done; i < len >> PAGE_SHIFT; i++)
-		p2p_page_free(virt_to_page(kaddr + (i << PAGE_SHIFT)));
+	mmap_read_lock(current->mm);
+	ret = fixup_user_fault(current->mm, uaddr, flags, NULL);
+	mmap_read_unlock(current->mm);
 	return ret;
 }
 
-/* How many page tables map the page at @kaddr: 1 once inserted. */
-static int mp_mapped(void *kaddr)
+/* How many page tables map page @i of @map: 1 once faulted in. */
+static int mp_mapped(struct p2p_mapping *map, unsigned long i)
 {
-	return folio_mapcount(page_folio(virt_to_page(kaddr)));
+	return folio_mapcount(page_folio(p2p_mapping_page(map, i)));
+}
+
+/* Pages @first to @first + @n - 1 of @map that are mapped. */
+static unsigned long mp_mapped_in(struct p2p_mapping *map, unsigned long first,
+				  unsigned long n)
+{
+	unsigned long i, mapped = 0;
+
+	for (i = first; i < first + n; i++)
+		mapped += mp_mapped(map, i);
+	return mapped;
 }
 
 static void mp_kill_self(void)
@@ -154,229 +178,139 @@ static void mp_kill_self(void)
 }
 
 /*
- * A fatal signal stops a long mapping between batches (defect 5 of the
- * pool's redesign: mmap() of gigabytes of dirty memory, with mmap_lock
- * held for write, could not be killed). The signal arrives while the
- * first batch is cleared: that batch is inserted, nothing after it is
- * cleared or inserted, -EINTR is returned, and every page comes back.
+ * A fatal signal stops the clearing of a long mapping between batches
+ * (defect 5 of the pool's redesign: mmap() of gigabytes of dirty memory,
+ * with mmap_lock held for write, could not be killed). The signal arrives
+ * while the first batch is cleared: nothing after it is cleared, mmap()
+ * fails with -EINTR, and every page comes back.
  */
-static void mp_fatal_signal_stops_mapping_test(struct kunit *test)
+static void mp_fatal_signal_stops_clearing_test(struct kunit *test)
 {
-	unsigned long uaddr, done = ~0UL;
-	struct vm_area_struct *vma;
-	void *kaddr;
-	int ret;
+	struct file *file = mp_file(test);
+	unsigned long uaddr;
 
-	vma = mp_setup(test, MP_LEN, &uaddr, &kaddr);
+	/* An mm for the case: vm_mmap() below reports the errno itself. */
+	KUNIT_ASSERT_NE(test, kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ,
+					    MAP_PRIVATE | MAP_ANONYMOUS, 0), 0);
 	/* A kthread ignores signals unless it allows them. */
 	allow_signal(SIGKILL);
 	mp_on_clean = mp_kill_self;
-	ret = mp_map(vma, kaddr, MP_LEN, &done);
+	uaddr = vm_mmap(file, 0, MP_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, 0);
 	KUNIT_EXPECT_TRUE(test, fatal_signal_pending(current));
 	flush_signals(current);
 	disallow_signal(SIGKILL);
 
-	KUNIT_EXPECT_EQ(test, ret, -EINTR);
-	KUNIT_EXPECT_EQ(test, done, MP_BATCH);
+	KUNIT_EXPECT_EQ(test, (long)uaddr, -EINTR);
 	KUNIT_EXPECT_EQ(test, mp_cleans, 1);
-	KUNIT_EXPECT_EQ(test, mp_mapped(kaddr + (MP_BATCH - 1) * PAGE_SIZE), 1);
-	KUNIT_EXPECT_EQ(test, mp_mapped(kaddr + MP_BATCH * PAGE_SIZE), 0);
-	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, MP_LEN), 0);
+	if (!IS_ERR_VALUE(uaddr))
+		vm_munmap(uaddr, MP_LEN);
 }
 
 /*
- * A free page of the pool has no reference: 7.3's mm calls folio_free
- * when the last one goes and leaves the count at zero. An mmap() gives
- * each page one of its own before vm_insert_pages(), which refuses a page
- * without one (-EINVAL), and drops it once the page is inserted: the
- * mapping's is then the only one, and the unmap leaves none again.
+ * mmap() maps nothing; a fault maps the 2 MiB batch of the mapping around
+ * the address (P2P_MAP_BATCH pages), each page with a reference of ours
+ * (p2p_pages_hand_out(): vm_insert_pages() refuses a page without one,
+ * and the pool's free pages have none on 7.3) and the mapping's. A fault
+ * in a batch that is partly mapped maps the rest (vm_insert_pages() stops
+ * at a mapped page: -EBUSY, skipped). An munmap() of one page gives that
+ * page back; the last munmap() all of them, with no reference left.
  */
-static void mp_hands_out_a_reference_test(struct kunit *test)
+static void mp_fault_maps_its_batch_test(struct kunit *test)
 {
-	const size_t len = MP_BATCH * PAGE_SIZE;
-	unsigned long uaddr, done = ~0UL;
-	struct vm_area_struct *vma;
+	struct p2p_mapping *map;
+	unsigned long uaddr;
 	struct page *page;
-	void *kaddr;
-	int ret;
 
-	vma = mp_setup(test, len, &uaddr, &kaddr);
-	page = virt_to_page(kaddr + 7 * PAGE_SIZE);
-	KUNIT_ASSERT_EQ(test, page_ref_count(page), 0);
-	ret = mp_map(vma, kaddr, len, &done);
+	uaddr = mp_mmap(test, MP_LEN, &map);
+	KUNIT_EXPECT_EQ(test, mp_mapped_in(map, 0, 3 * MP_BATCH), 0);
+	KUNIT_EXPECT_EQ(test, mp_cleans, 3);
+	page = p2p_mapping_page(map, MP_BATCH + 7);
 
-	KUNIT_EXPECT_EQ(test, ret, 0);
-	KUNIT_EXPECT_EQ(test, done, MP_BATCH);
-	KUNIT_EXPECT_EQ(test, page_ref_count(page), 1);
-	KUNIT_EXPECT_EQ(test, mp_mapped(kaddr + 7 * PAGE_SIZE), 1);
-	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, len), 0);
+	KUNIT_ASSERT_EQ(test, mp_fault(uaddr + (MP_BATCH + 7) * PAGE_SIZE, 0), 0);
+	KUNIT_EXPECT_EQ(test, mp_mapped_in(map, 0, MP_BATCH), 0);
+	KUNIT_EXPECT_EQ(test, mp_mapped_in(map, MP_BATCH, MP_BATCH), MP_BATCH);
+	KUNIT_EXPECT_EQ(test, mp_mapped_in(map, 2 * MP_BATCH, MP_BATCH), 0);
+	KUNIT_EXPECT_EQ(test, bitmap_weight(map->handed, 3 * MP_BATCH), MP_BATCH);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 2);
+
+	/* A hole in the batch: the fault maps around it. */
+	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr + (MP_BATCH + 3) * PAGE_SIZE,
+					PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, p2p_available(mp_p2p()), MP_BAR_SIZE - MP_LEN + PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, mp_mapped_in(map, MP_BATCH, MP_BATCH), MP_BATCH - 1);
+	/* A page zapped, its VMA still there: it faults back in alone. */
+	unmap_mapping_range(map->file->f_mapping,
+			    (loff_t)(MP_BATCH + 5) << PAGE_SHIFT, PAGE_SIZE, 1);
+	KUNIT_EXPECT_EQ(test, mp_mapped(map, MP_BATCH + 5), 0);
+	KUNIT_EXPECT_EQ(test, mp_fault(uaddr + (MP_BATCH + 5) * PAGE_SIZE,
+				       FAULT_FLAG_WRITE), 0);
+	KUNIT_EXPECT_EQ(test, mp_mapped(map, MP_BATCH + 5), 1);
+	KUNIT_EXPECT_EQ(test, mp_mapped_in(map, MP_BATCH, MP_BATCH), MP_BATCH - 1);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 2);
+
+	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, MP_LEN), 0);
 	KUNIT_EXPECT_EQ(test, page_ref_count(page), 0);
 }
 
-static void mp_fput(void *file)
-{
-	fput(file);
-}
-
 /*
- * A MAP_SHARED mapping of @len bytes of a shmem file of the test's own,
- * as allocate's is once mmap() has linked it into the file; the file in
- * *@file, released at the end of the test. Returns the user address.
+ * Pages that were never faulted in go back as they came, clean; a page
+ * written through a pin (O_DIRECT into it) comes back dirty, and the
+ * others that were mapped come back clean: no write reached them.
  */
-static unsigned long mp_shmem_map(struct kunit *test, size_t len,
-				  struct file **file)
+static void mp_untouched_pages_go_back_clean_test(struct kunit *test)
 {
-	unsigned long uaddr;
-
-	*file = shmem_file_setup("p2pdma-kunit", len, EMPTY_VMA_FLAGS);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(*file));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mp_fput, *file), 0);
-	uaddr = kunit_vm_mmap(test, *file, 0, len, PROT_READ | PROT_WRITE,
-			      MAP_SHARED, 0);
-	KUNIT_ASSERT_FALSE_MSG(test, !uaddr || IS_ERR_VALUE(uaddr),
-			       "kunit_vm_mmap: %ld", (long)uaddr);
-	return uaddr;
-}
-
-/*
- * The check that an mmap() of allocate queues for its way back to
- * userspace (p2p_mmap_check_fn()), run with the provider's state as an
- * unbind's p2p_close_start() leaves it (@closing) or as a bound one has
- * it. The mapping is one of a shmem file of the test's own, linked into
- * the file's address_space as allocate's is once mmap() returns; it holds
- * four pages of P. Returns how many of them are still mapped after the
- * check; every page is back in the pool at the end.
- */
-static int mp_check_after(struct kunit *test, bool closing)
-{
-	const size_t len = 4 * PAGE_SIZE;
-	unsigned long uaddr, done, i;
-	struct p2p_mmap_check *mc;
-	struct vm_area_struct *vma;
-	struct file *file;
-	int mapped = 0;
-	void *kaddr;
-
-	uaddr = mp_shmem_map(test, len, &file);
-	mc = kzalloc_obj(*mc, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, mc);
-	/* One reference for each page and one for the check, as mmap(). */
-	kaddr = p2p_alloc(mp_p->pdev, len, (len >> PAGE_SHIFT) + 1, false);
-	KUNIT_ASSERT_NOT_NULL(test, kaddr);
-	mmap_write_lock(current->mm);
-	vma = vma_lookup(current->mm, uaddr);
-	KUNIT_ASSERT_NOT_NULL(test, vma);
-	KUNIT_ASSERT_EQ(test, p2p_map_pages(vma, kaddr, len >> PAGE_SHIFT, &done), 0);
-	mmap_write_unlock(current->mm);
-
-	mc->pdev = mp_p->pdev;
-	mc->file = get_file(file);
-	mc->ref = &p2p_page_region(virt_to_page(kaddr))->pgmap.ref;
-	WRITE_ONCE(mp_p2p()->closing, closing);
-	p2p_mmap_check_fn(&mc->work);
-	WRITE_ONCE(mp_p2p()->closing, false);
-
-	for (i = 0; i < len >> PAGE_SHIFT; i++)
-		mapped += mp_mapped(kaddr + i * PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, len), 0);
-	return mapped;
-}
-
-/*
- * An unbind that started before the new mapping was linked revoked the
- * file's mappings without it: the check revokes it. (The guest's
- * mmap-versus-unbind race reaches this only when it lands in a window of
- * microseconds.)
- */
-static void mp_check_revokes_when_unbind_started_test(struct kunit *test)
-{
-	KUNIT_EXPECT_EQ(test, mp_check_after(test, true), 0);
-}
-
-/* With no unbind started, the check leaves the mapping alone. */
-static void mp_check_keeps_mapping_of_bound_provider_test(struct kunit *test)
-{
-	KUNIT_EXPECT_EQ(test, mp_check_after(test, false), 4);
-}
-
-/*
- * The count of a dev_pagemap's percpu_ref while nothing else touches it:
- * the atomic part less the per-CPU bias, plus every CPU's counter. (A
- * switch to atomic mode would read it too, but a pgmap's ref is not made
- * with PERCPU_REF_ALLOW_REINIT: the switch frees its per-CPU counters for
- * good, and switching back warns.)
- */
-static long mp_ref_count(struct percpu_ref *ref)
-{
-	unsigned long ptr = READ_ONCE(ref->percpu_count_ptr);
-	unsigned long __percpu *pcpu;
-	long n = atomic_long_read(&ref->data->count);
-	int cpu;
-
-	if (ptr & __PERCPU_REF_ATOMIC_DEAD)
-		return n;
-	n -= 1L << (BITS_PER_LONG - 1);		/* PERCPU_COUNT_BIAS */
-	pcpu = (unsigned long __percpu *)ptr;
-	for_each_possible_cpu(cpu)
-		n += *per_cpu_ptr(pcpu, cpu);
-	return n;
-}
-
-/*
- * An mmap() of allocate whose vm_insert_pages() fails midway gives back
- * every page it did not insert and every pgmap reference it took for
- * them (upstream 7.0 "Fix ... percpu ref leak on vm_insert_page
- * failure"). p2pmem_allocate_mmap() itself runs on a MAP_SHARED mapping
- * of a shmem file of the test's own, with mmap_lock held for write as
- * mmap() holds it; page 5 of the 8 is already populated (a put_user()
- * faulted a shmem page in), so vm_insert_pages() inserts pages 0-4 and
- * fails with -EBUSY. The check mmap() queued runs as task work, the
- * mapping is unmapped as mmap()'s failure unmaps it, and then the
- * pgmap's count is what it was and all of P is available again.
- */
-static void mp_mmap_insert_fails_midway_test(struct kunit *test)
-{
-	const unsigned long npages = 8, busy = 5;
-	const size_t len = npages * PAGE_SIZE;
 	struct p2p_region *region;
-	struct vm_area_struct *vma;
-	struct percpu_ref *ref;
-	unsigned long uaddr, i, held = 0;
-	struct file *file;
-	int ret = 0;
-	long refs;
+	struct p2p_mapping *map;
+	unsigned long uaddr, first;
+	struct page *pinned;
+	int ret;
 
 	region = list_first_entry(&mp_p2p()->regions, struct p2p_region, node);
-	ref = &region->pgmap.ref;
-	uaddr = mp_shmem_map(test, len, &file);
-	KUNIT_ASSERT_EQ(test, put_user(1, (int __user *)(uaddr + busy * PAGE_SIZE)),
-			0);
+	p2p_mark(region, 0, region->npages, false);
+	uaddr = mp_mmap(test, 2 * MP_BATCH * PAGE_SIZE, &map);
+	first = p2p_page_index(region, (unsigned long)map->kaddr);
+	ret = pin_user_pages_fast(uaddr + 5 * PAGE_SIZE, 1,
+				  FOLL_WRITE | FOLL_PCI_P2PDMA, &pinned);
+	KUNIT_ASSERT_EQ(test, ret, 1);
+	unpin_user_pages_dirty_lock(&pinned, 1, true);
+	KUNIT_EXPECT_EQ(test, mp_mapped_in(map, 0, MP_BATCH), MP_BATCH);
+
+	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, 2 * MP_BATCH * PAGE_SIZE), 0);
 	p2p_runs_flush(mp_p2p());
-	KUNIT_ASSERT_EQ(test, p2p_available(mp_p2p()), MP_BAR_SIZE);
-	refs = mp_ref_count(ref);
+	KUNIT_EXPECT_EQ(test, bitmap_weight(region->dirty, region->npages), 1);
+	KUNIT_EXPECT_TRUE(test, test_bit(first + 5, region->dirty));
+	p2p_mark(region, 0, region->npages, false);
+}
 
-	mmap_write_lock(current->mm);
-	vma = vma_lookup(current->mm, uaddr);
-	if (vma)
-		ret = p2pmem_allocate_mmap(file, &mp_p->pdev->dev.kobj, NULL,
-					   vma);
-	mmap_write_unlock(current->mm);
-	KUNIT_ASSERT_NOT_NULL(test, vma);
-	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
-	/* Pages 0-4 and the check hold references until the unmap. */
-	KUNIT_EXPECT_EQ(test, mp_ref_count(ref), refs + busy + 1);
-	KUNIT_EXPECT_EQ(test, p2p_available(mp_p2p()),
-			MP_BAR_SIZE - busy * PAGE_SIZE);
-	task_work_run();
-	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, len), 0);
+/*
+ * The unbind revokes a mapping (p2p_mappings_revoke()): every page is
+ * unmapped, a fault fails (SIGBUS), and the memory goes back at once,
+ * except a pinned page, which goes back when the pin does. The munmap()
+ * after it gives back nothing more.
+ */
+static void mp_revoke_unmaps_and_gives_back_test(struct kunit *test)
+{
+	struct p2p_mapping *map;
+	unsigned long uaddr;
+	struct page *pinned;
+	int ret;
 
-	KUNIT_EXPECT_EQ(test, mp_ref_count(ref), refs);
+	uaddr = mp_mmap(test, MP_LEN, &map);
+	KUNIT_ASSERT_EQ(test, mp_fault(uaddr, 0), 0);
+	ret = pin_user_pages_fast(uaddr + 3 * PAGE_SIZE, 1, FOLL_PCI_P2PDMA,
+				  &pinned);
+	KUNIT_ASSERT_EQ(test, ret, 1);
+
+	p2p_mappings_revoke(mp_p->pdev);
+	KUNIT_EXPECT_TRUE(test, map->revoked);
+	KUNIT_EXPECT_EQ(test, mp_mapped_in(map, 0, MP_BATCH), 0);
+	KUNIT_EXPECT_EQ(test, p2p_available(mp_p2p()), MP_BAR_SIZE - PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, mp_fault(uaddr + MP_BATCH * PAGE_SIZE, 0), -EFAULT);
+	KUNIT_EXPECT_EQ(test, mp_fault(uaddr, 0), -EFAULT);
+
+	unpin_user_pages(&pinned, 1);
 	KUNIT_EXPECT_EQ(test, p2p_available(mp_p2p()), MP_BAR_SIZE);
-	/* No page of P has a reference left. */
-	for (i = 0; i < region->npages; i++)
-		if (page_ref_count(virt_to_page(region->kaddr + i * PAGE_SIZE)))
-			held++;
-	KUNIT_EXPECT_EQ(test, held, 0);
+	KUNIT_EXPECT_EQ(test, vm_munmap(uaddr, MP_LEN), 0);
 }
 
 /* The last case's unbind of P, on a thread of its own. */
@@ -458,11 +392,10 @@ static void mp_page_free_holds_pgmap_test(struct kunit *test)
 }
 
 static struct kunit_case p2pdma_map_cases[] = {
-	KUNIT_CASE(mp_fatal_signal_stops_mapping_test),
-	KUNIT_CASE(mp_hands_out_a_reference_test),
-	KUNIT_CASE(mp_check_revokes_when_unbind_started_test),
-	KUNIT_CASE(mp_check_keeps_mapping_of_bound_provider_test),
-	KUNIT_CASE(mp_mmap_insert_fails_midway_test),
+	KUNIT_CASE(mp_fatal_signal_stops_clearing_test),
+	KUNIT_CASE(mp_fault_maps_its_batch_test),
+	KUNIT_CASE(mp_untouched_pages_go_back_clean_test),
+	KUNIT_CASE(mp_revoke_unmaps_and_gives_back_test),
 	/* Last: it unbinds P. */
 	KUNIT_CASE(mp_page_free_holds_pgmap_test),
 	{}

@@ -380,6 +380,46 @@ TEST_F(p2pmem, fork_child_shares_mapping)
 	free(ref2);
 }
 
+/*
+ * Memory that the parent never touched is the child's to fault in after
+ * the parent let go: an munmap() gives back only what no process maps
+ * any more, whether or not a page of it was ever mapped.
+ */
+TEST_F(p2pmem, fork_child_faults_in_what_the_parent_unmapped_untouched)
+{
+	const size_t len = 4 * MIB;
+	unsigned char *p = map_p2p(self->fd, len), *ref = malloc(len);
+	int status, go[2];
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_NE(NULL, ref);
+	fill(ref, len, 37);
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		if (touch(p, true) || touch(p + len - 1, false))
+			_exit(3);
+		memcpy(p, ref, len);
+		_exit(memcmp(p, ref, len) ? 1 : 0);
+	}
+	close(go[0]);
+	ASSERT_EQ(0, munmap(p, len));
+	EXPECT_EQ(self->avail - (long long)len, available(self->mem.bdf));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died of signal %d", WTERMSIG(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(self->avail, available(self->mem.bdf));
+	free(ref);
+}
+
 /* Many mappings until the pool runs dry, then every byte comes back. */
 TEST_F(p2pmem, map_until_exhausted_then_release_all)
 {
@@ -574,6 +614,8 @@ static void next_mapping_reads_zero(struct __test_metadata *_metadata,
 	p = map_p2p(self->fd, all);
 	ASSERT_NE(MAP_FAILED, p)
 		TH_LOG("mmap of all %zu available bytes: %s", all, strerror(errno));
+	/* A page has a frame in pagemap once it was faulted in. */
+	read_every_page(p, all);
 	fd = open("/proc/self/pagemap", O_RDONLY);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ((ssize_t)(pages * sizeof(*pm)),
