@@ -181,8 +181,8 @@ static int p2p_mapping_release(struct inode *inode, struct file *file)
 			p2p_mapping_give_back(map, 0, map->npages);
 	pci_dev_put(map->provider);
 	kfree(map->batch);
-	bitmap_free(map->returned);
-	bitmap_free(map->handed);
+	kvfree(map->returned);
+	kvfree(map->handed);
 	mutex_destroy(&map->lock);
 	kfree(map);
 	return 0;
@@ -224,14 +224,12 @@ static struct p2p_mapping *p2p_mapping_create(struct pci_dev *pdev,
 		return ERR_PTR(-ENOMEM);
 	mutex_init(&map->lock);
 	map->npages = npages;
-	map->handed = bitmap_zalloc(npages, GFP_KERNEL);
-	map->returned = bitmap_zalloc(npages, GFP_KERNEL);
-	map->batch = kmalloc_array(min(npages, P2P_MAP_BATCH),
-				   sizeof(*map->batch), GFP_KERNEL);
-	if (!map->handed || !map->returned || !map->batch)
-		goto out_free;
 
-	/* The open sysfs file keeps the provider's state alive. */
+	/*
+	 * The memory first: a length beyond the pool fails here, before
+	 * bitmaps of its size are allocated.
+	 * The open sysfs file keeps the provider's state alive.
+	 */
 	p2p = rcu_dereference_protected(pdev->p2pdma, 1);
 	if (p2p) {
 		/* What earlier munmap()s returned is in the pool for first-fit. */
@@ -245,6 +243,13 @@ static struct p2p_mapping *p2p_mapping_create(struct pci_dev *pdev,
 				     current->comm, npages << PAGE_SHIFT);
 		goto out_free;
 	}
+	map->handed = kvcalloc(BITS_TO_LONGS(npages), sizeof(long), GFP_KERNEL);
+	map->returned = kvcalloc(BITS_TO_LONGS(npages), sizeof(long),
+				 GFP_KERNEL);
+	map->batch = kmalloc_array(min(npages, P2P_MAP_BATCH),
+				   sizeof(*map->batch), GFP_KERNEL);
+	if (!map->handed || !map->returned || !map->batch)
+		goto out_return;
 	ret = p2p_mapping_clean(map);
 	if (ret)
 		goto out_return;
@@ -263,8 +268,9 @@ out_return:
 	p2p_free_untouched(map->kaddr, npages);
 out_free:
 	kfree(map->batch);
-	bitmap_free(map->returned);
-	bitmap_free(map->handed);
+	kvfree(map->returned);
+	kvfree(map->handed);
+	mutex_destroy(&map->lock);
 	kfree(map);
 	return ERR_PTR(ret);
 }
